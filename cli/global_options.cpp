@@ -1,0 +1,35 @@
+#include "cli/global_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "probes/common/dynlib.hpp"
+
+namespace interprobe::cli {
+
+void add_global_options(CLI::App& app, GlobalOptions& o) {
+  app.add_option("--root", o.root, "Read machine state from DIR (a fixture or snapshot tree) instead of this machine")
+      ->type_name("DIR");
+  app.add_option("-o,--output", o.output, "Write the JSON report to FILE (atomically)")->type_name("FILE");
+  auto* json = app.add_flag("--json", o.json, "Print the JSON report on stdout");
+  app.add_option("--format", o.format, "Output format on stdout")
+      ->check(CLI::IsMember({"text", "json", "markdown"}))
+      ->excludes(json)
+      ->type_name("text|json|markdown");
+  app.add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
+  app.add_flag("--no-color", o.no_color, "No colour (also when NO_COLOR is set)");
+  app.add_option("--nvml-lib", o.nvml_lib, "Load NVML from PATH (env INTERPROBE_NVML_LIB)")->type_name("PATH");
+  app.add_option("--nccl-lib", o.nccl_lib, "Load NCCL from PATH (env INTERPROBE_NCCL_LIB)")->type_name("PATH");
+  app.add_option("--cublaslt-lib", o.cublaslt_lib, "Load cuBLASLt from PATH (env INTERPROBE_CUBLASLT_LIB)")
+      ->type_name("PATH");
+  app.add_option("--cuda-lib", o.cuda_lib, "Load the CUDA driver library from PATH (env INTERPROBE_CUDA_LIB)")
+      ->type_name("PATH");
+}
+
+void apply_library_overrides(const GlobalOptions& o) {
+  if (o.nvml_lib) set_library_override(VendorLibrary::nvml, *o.nvml_lib);
+  if (o.nccl_lib) set_library_override(VendorLibrary::nccl, *o.nccl_lib);
+  if (o.cublaslt_lib) set_library_override(VendorLibrary::cublaslt, *o.cublaslt_lib);
+  if (o.cuda_lib) set_library_override(VendorLibrary::cuda_driver, *o.cuda_lib);
+}
+
+}  // namespace interprobe::cli

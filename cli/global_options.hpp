@@ -1,0 +1,25 @@
+#pragma once
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace interprobe::cli {
+
+struct GlobalOptions {
+  std::optional<std::string> root;    // --root DIR
+  std::optional<std::string> output;  // -o FILE
+  bool json = false;
+  std::string format = "text";
+  bool quiet = false;
+  bool no_color = false;
+  std::optional<std::string> nvml_lib, nccl_lib, cublaslt_lib, cuda_lib;
+};
+
+void add_global_options(CLI::App& app, GlobalOptions& options);
+// Applies the library overrides to the loader.
+void apply_library_overrides(const GlobalOptions& options);
+
+}  // namespace interprobe::cli

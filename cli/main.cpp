@@ -1,0 +1,52 @@
+// interprobe: what limits the interconnect of this GPU server or VM.
+#include <iostream>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "probes/common/errors.hpp"
+
+int main(int argc, char** argv) {
+  using namespace interprobe;
+  using namespace interprobe::cli;
+
+  CLI::App app{"interprobe: probes the interconnect of GPU servers and GPU VMs and tells what limits them",
+               "interprobe"};
+  app.fallthrough();  // global options may follow the subcommand
+  app.require_subcommand(0, 1);
+  GlobalOptions options;
+  add_global_options(app, options);
+  bool version = false;
+  app.add_flag("--version", version, "Print version, compiled-in features and vendor libraries found");
+
+  std::vector<Command> commands;
+  commands.push_back(add_run_command(app, options));
+  commands.push_back(add_report_command(app, options));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    if (code != 0) std::cerr << "Run 'interprobe --help' for the commands and options.\n";
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  try {
+    apply_library_overrides(options);
+    if (version) return print_version(options);
+    for (const auto& c : commands)
+      if (c.app->parsed()) return c.execute();
+    return commands.front().execute();  // plain `interprobe` is `interprobe run`
+  } catch (const InputError& e) {
+    std::cerr << "interprobe: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const UnsupportedError& e) {
+    std::cerr << "interprobe: cannot run here: " << e.what() << "\n";
+    return kExitUnsupported;
+  } catch (const std::exception& e) {
+    std::cerr << "interprobe: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}

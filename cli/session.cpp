@@ -1,0 +1,113 @@
+#include "cli/session.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/exit_codes.hpp"
+#include "cli/features.hpp"
+#include "probes/common/cpuid.hpp"
+#include "probes/common/errors.hpp"
+#include "probes/common/host_root.hpp"
+#include "probes/common/interrupt.hpp"
+#include "probes/common/progress.hpp"
+#include "probes/common/stopwatch.hpp"
+#include "probes/host/system_probe.hpp"
+#include "probes/runner/probe_runner.hpp"
+#include "probes/runtime/vendor_versions.hpp"
+#include "report/analysis/findings.hpp"
+#include "report/model/json.hpp"
+#include "report/render/renderers.hpp"
+
+namespace interprobe::cli {
+
+namespace {
+
+std::string utc_now_iso8601() {
+  auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+// Fail before measuring, not after: a report that cannot be written is measurement lost.
+void check_output_writable(const std::optional<std::string>& output) {
+  if (!output) return;
+  std::filesystem::path p(*output);
+  auto dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw InputError(fmt::format("-o {}: directory {} does not exist; create it or choose another path", *output, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("-o {}: directory {} is not writable; choose another path", *output, dir.string()));
+  if (std::filesystem::is_directory(p, ec))
+    throw InputError(fmt::format("-o {}: is a directory; give a file name", *output));
+}
+
+}  // namespace
+
+report::ToolInfo tool_info(bool probe_libraries, bool live) {
+  report::ToolInfo t;
+  t.version = interprobe_version();
+  t.features = compiled_features();
+  if (probe_libraries && live) t.libraries = probe_vendor_libraries();
+  else if (!live) t.libraries_not_probed = "replaying a --root tree: no live library or device is touched";
+  return t;
+}
+
+void emit_report(const report::Report& report, const GlobalOptions& o) {
+  if (o.output) report::write_report_file(*o.output, report);
+  render::Format format = render::Format::text;
+  if (o.json || o.format == "json") format = render::Format::json;
+  else if (o.format == "markdown") format = render::Format::markdown;
+  render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color)};
+  std::cout << render::render(report, format, style) << std::flush;
+}
+
+SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_ptr<Probe>>& probes,
+                          UnsupportedPolicy policy) {
+  Stopwatch clock;
+  HostRoot root = o.root ? HostRoot(*o.root) : HostRoot();
+  check_output_writable(o.output);
+  auto cpuid = make_cpuid_source(root);
+
+  SessionResult result;
+  report::Report& r = result.report;
+  r.tool = tool_info(true, root.is_live());
+  r.host = read_host_identity(root);
+  r.host.started_at = utc_now_iso8601();
+
+  install_interrupt_handler();
+  Progress progress = Progress::for_terminal(o.quiet);
+  ProbeContext ctx{root, *cpuid, progress};
+  auto checkpoint = [&](const report::Report& partial) {
+    if (o.output) report::write_report_file(*o.output, partial);
+  };
+  RunOutcome outcome = run_probes(probes, ctx, r, checkpoint);
+  r.host.duration_s = clock.elapsed_s();
+  r.findings = analysis::derive_findings(r);
+  emit_report(r, o);
+
+  if (outcome.interrupted) {
+    if (!o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
+    result.exit_code = kExitInterrupted;
+  } else if (outcome.input_error) {
+    std::cerr << "interprobe: error: " << *outcome.input_error << "\n";
+    result.exit_code = kExitUsage;
+  } else if (policy == UnsupportedPolicy::exit_code_4 && probes.size() == 1 && !r.probes.empty() &&
+             r.probes.front().status == report::ProbeStatus::unsupported) {
+    std::cerr << "interprobe: " << r.probes.front().name << " cannot run here: " << r.probes.front().reason.value_or("")
+              << "\n";
+    result.exit_code = kExitUnsupported;
+  }
+  return result;
+}
+
+}  // namespace interprobe::cli

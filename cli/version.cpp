@@ -1,0 +1,37 @@
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/features.hpp"
+#include "cli/session.hpp"
+
+namespace interprobe::cli {
+
+int print_version(const GlobalOptions&) {
+  report::ToolInfo tool = tool_info(true, true);
+  std::cout << "interprobe " << tool.version << "\n";
+  std::cout << "compiled in:";
+  for (const auto& [name, on] : tool.features) std::cout << " " << name << "=" << (on ? "yes" : "no");
+  std::cout << "\n";
+  auto line = [&](const char* label, const char* key) {
+    auto it = tool.libraries.find(key);
+    if (it == tool.libraries.end()) return;
+    const auto& lib = it->second;
+    std::string text;
+    if (lib.version) text = *lib.version;
+    if (lib.found && lib.path) text += (text.empty() ? "" : " ") + fmt::format("({})", *lib.path);
+    if (lib.driver_version) text += fmt::format(", driver {}", *lib.driver_version);
+    if (!lib.found) text = "not found";
+    if (lib.reason) text += fmt::format(" - {}", *lib.reason);
+    std::cout << fmt::format("{:<13} {}\n", label, text);
+  };
+  line("cuda driver:", "cuda");
+  line("cuda runtime:", "cudart");
+  line("nvml:", "nvml");
+  line("nccl:", "nccl");
+  line("cublaslt:", "cublaslt");
+  return 0;
+}
+
+}  // namespace interprobe::cli

@@ -1,0 +1,49 @@
+#pragma once
+// Error taxonomy shared by every probe and the CLI.
+// InputError -> exit 2, UnsupportedError -> probe status "unsupported" (exit 4 when it is the
+// only probe asked for), InterruptedError -> "skipped: interrupted" (exit 130), VendorError ->
+// a vendor API call failed (probe "failed").
+#include <source_location>
+#include <stdexcept>
+#include <string>
+
+namespace interprobe {
+
+// Bad user input or bad input file: the message names the file/field and what to do.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A path inside --root tried to leave the root (.., symlink); always an input error.
+class RootEscapeError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// The probe cannot run on this machine (no GPU, no driver, library missing, compiled out).
+class UnsupportedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The user pressed Ctrl-C; probes stop at the next check and keep what they measured.
+class InterruptedError : public std::runtime_error {
+ public:
+  InterruptedError() : std::runtime_error("interrupted") {}
+};
+
+// A vendor API (CUDA, NVML, NCCL, cuBLASLt, MPI) returned an error code.
+class VendorError : public std::runtime_error {
+ public:
+  VendorError(std::string call, long long code, std::string detail,
+              std::source_location where = std::source_location::current());
+  const std::string& call() const { return call_; }
+  long long code() const { return code_; }
+
+ private:
+  std::string call_;
+  long long code_;
+};
+
+}  // namespace interprobe

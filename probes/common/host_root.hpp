@@ -1,0 +1,63 @@
+#pragma once
+// Every read of machine state (/sys, /proc, DMI, /dev markers) goes through a HostRoot.
+// A root other than "/" replays a fixture or snapshot: paths resolve as in a chroot at the
+// root (absolute symlink targets are re-rooted), and a ".." that would climb above the root
+// throws RootEscapeError. Nothing here touches live hardware.
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace interprobe {
+
+enum class ReadFailure { none, missing, permission_denied, symlink_loop, not_a_file, too_large, io_error };
+
+const char* to_string(ReadFailure failure);
+
+struct FileRead {
+  std::optional<std::string> content;  // set when failure == none
+  ReadFailure failure = ReadFailure::none;
+  bool ok() const { return failure == ReadFailure::none; }
+};
+
+struct ResolvedPath {
+  std::filesystem::path host_path;  // where it lives on this machine
+  std::string machine_path;         // canonical path as seen inside the root ("/sys/devices/...")
+  ReadFailure failure = ReadFailure::none;
+};
+
+class HostRoot {
+ public:
+  static constexpr std::size_t kDefaultMaxBytes = 16u << 20;
+
+  // The live machine ("/").
+  HostRoot();
+  // A tree standing for a machine; throws InputError when it does not exist or is no directory.
+  explicit HostRoot(const std::filesystem::path& root);
+
+  bool is_live() const { return live_; }
+  const std::filesystem::path& root() const { return root_; }
+
+  // Resolves every symlink on the way; throws RootEscapeError when the path leaves the root.
+  ResolvedPath resolve(std::string_view machine_path) const;
+
+  FileRead read(std::string_view machine_path, std::size_t max_bytes = kDefaultMaxBytes) const;
+  // Content with surrounding whitespace trimmed; nullopt when the file cannot be read.
+  std::optional<std::string> read_text(std::string_view machine_path) const;
+  // Entry names of a directory, sorted; empty when it is missing or unreadable.
+  std::vector<std::string> list(std::string_view machine_path) const;
+  bool exists(std::string_view machine_path) const;
+  bool is_directory(std::string_view machine_path) const;
+  // Canonical in-root path, or nullopt when some component is missing or loops.
+  std::optional<std::string> canonical(std::string_view machine_path) const;
+  // The raw target of a symlink (not followed), or nullopt when it is not a link.
+  std::optional<std::string> link_target(std::string_view machine_path) const;
+
+ private:
+  std::filesystem::path root_;
+  bool live_ = true;
+};
+
+}  // namespace interprobe

@@ -1,0 +1,33 @@
+#include "probes/common/progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace interprobe {
+
+Progress Progress::for_terminal(bool quiet) { return Progress(!quiet && ::isatty(STDERR_FILENO) == 1); }
+
+Progress& Progress::disabled() {
+  static Progress none(false);
+  return none;
+}
+
+void Progress::update(const std::string& line) {
+  if (!enabled_) return;
+  std::string clipped = line.size() > 100 ? line.substr(0, 100) : line;
+  std::fprintf(stderr, "\r\x1b[K%s", clipped.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::clear() {
+  if (!enabled_ || !shown_) return;
+  std::fprintf(stderr, "\r\x1b[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+Progress::~Progress() { clear(); }
+
+}  // namespace interprobe

@@ -1,0 +1,49 @@
+#include "report/analysis/findings.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace interprobe::analysis {
+
+void rule_probe_failures(const report::Report& r, std::vector<report::Finding>& out) {
+  for (const auto& p : r.probes) {
+    if (p.status != report::ProbeStatus::failed) continue;
+    report::Finding f;
+    f.id = "probe.failed";
+    f.severity = report::Severity::warn;
+    f.title = fmt::format("probe '{}' failed; its section is missing or partial", p.name);
+    f.evidence = {{"probe", p.name}, {"reason", p.reason ? report::Value(*p.reason) : report::Value(nullptr)}};
+    f.remedy = "read the reason; if it names an input file fix or regenerate it, otherwise report the message as a bug";
+    out.push_back(std::move(f));
+  }
+}
+
+void rule_vendor_libraries(const report::Report& r, std::vector<report::Finding>& out) {
+  if (!r.host.live) return;
+  auto nvml = r.tool.libraries.find("nvml");
+  if (nvml != r.tool.libraries.end() && !nvml->second.found) {
+    report::Finding f;
+    f.id = "libraries.nvml_missing";
+    f.severity = report::Severity::info;
+    f.title = "NVML not found: no GPU names, P2P status, NVLink state or telemetry";
+    f.evidence = {{"reason", nvml->second.reason ? report::Value(*nvml->second.reason) : report::Value(nullptr)}};
+    f.remedy = "on a GPU machine install the NVIDIA driver (it ships libnvidia-ml.so.1) or pass --nvml-lib PATH";
+    out.push_back(std::move(f));
+  }
+}
+
+const std::vector<Rule>& all_rules() {
+  static const std::vector<Rule> rules = {rule_probe_failures, rule_vendor_libraries};
+  return rules;
+}
+
+std::vector<report::Finding> derive_findings(const report::Report& r) {
+  std::vector<report::Finding> out;
+  for (const auto& rule : all_rules()) rule(r, out);
+  // Most severe first; rule order breaks ties, so output is deterministic.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.severity > b.severity; });
+  return out;
+}
+
+}  // namespace interprobe::analysis

@@ -1,0 +1,20 @@
+#pragma once
+// Analysis is pure: Report -> findings, same input, same output, deterministic order.
+#include <functional>
+#include <vector>
+
+#include "report/model/report.hpp"
+
+namespace interprobe::analysis {
+
+using Rule = std::function<void(const report::Report&, std::vector<report::Finding>&)>;
+
+// Every rule, in the order their findings appear.
+const std::vector<Rule>& all_rules();
+std::vector<report::Finding> derive_findings(const report::Report& report);
+
+// Rules of the foundation: probe failures and missing vendor libraries.
+void rule_probe_failures(const report::Report& report, std::vector<report::Finding>& out);
+void rule_vendor_libraries(const report::Report& report, std::vector<report::Finding>& out);
+
+}  // namespace interprobe::analysis

@@ -1,0 +1,19 @@
+#pragma once
+// Reading and writing reports as JSON. A saved report is a first-class input: every command
+// after probing works from it.
+#include <filesystem>
+#include <string>
+
+#include "report/model/report.hpp"
+
+namespace interprobe::report {
+
+std::string to_json_text(const Report& report, int indent = 2);
+// Throws InputError naming `label` and where it broke (byte offset or key path).
+Report parse_report_text(const std::string& text, const std::string& label);
+Report read_report_file(const std::filesystem::path& path);
+// Temp file in the same directory + fsync + rename: a reader never sees half a report.
+void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+void write_report_file(const std::filesystem::path& path, const Report& report);
+
+}  // namespace interprobe::report

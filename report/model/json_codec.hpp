@@ -1,0 +1,71 @@
+#pragma once
+// Internal to report/: the nlohmann/json codec helpers each section's (de)serializer uses.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "probes/common/errors.hpp"
+#include "report/model/report.hpp"
+
+namespace interprobe::report::codec {
+
+using json = nlohmann::json;
+
+class ReportFormatError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// A node of a parsed report with the key path that leads to it, for error messages.
+class In {
+ public:
+  In(const json& node, std::string path) : node_(&node), path_(std::move(path)) {}
+  const json& raw() const { return *node_; }
+  const std::string& path() const { return path_; }
+  bool has(const char* key) const { return node_->is_object() && node_->contains(key) && !(*node_)[key].is_null(); }
+
+  [[noreturn]] void fail(const std::string& what) const;
+
+  template <class T>
+  T req(const char* key) const {
+    if (!node_->is_object() || !node_->contains(key)) fail(std::string("missing required key '") + key + "'");
+    return as<T>((*node_)[key], child_path(key));
+  }
+  template <class T>
+  std::optional<T> opt(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    return as<T>((*node_)[key], child_path(key));
+  }
+  In child(const char* key) const;
+  std::optional<In> opt_child(const char* key) const;
+  std::vector<In> array(const char* key) const;      // required
+  std::vector<In> opt_array(const char* key) const;  // missing/null -> empty
+
+ private:
+  std::string child_path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  template <class T>
+  static T as(const json& v, const std::string& path) {
+    try {
+      return v.get<T>();
+    } catch (const json::exception& e) {
+      throw ReportFormatError(path + ": " + type_hint(v) + " (" + e.what() + ")");
+    }
+  }
+  static std::string type_hint(const json& v) { return std::string("unexpected ") + v.type_name(); }
+  const json* node_;
+  std::string path_;
+};
+
+template <class T>
+void put(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+  else j[key] = nullptr;
+}
+
+// Section codecs. Each section of the report has one pair; report/model/json.cpp calls them.
+json encode_system(const SystemSection& s);
+SystemSection decode_system(const In& in);
+
+}  // namespace interprobe::report::codec

@@ -1,0 +1,113 @@
+#include "report/render/document.hpp"
+
+#include <fmt/format.h>
+
+#include "probes/common/units.hpp"
+
+namespace interprobe::render {
+
+std::string or_dash(const std::optional<std::string>& v) { return v ? *v : "-"; }
+
+Cell status_cell(report::ProbeStatus s) {
+  switch (s) {
+    case report::ProbeStatus::ok: return {"ok", Tone::good};
+    case report::ProbeStatus::unsupported: return {"unsupported", Tone::warn};
+    case report::ProbeStatus::skipped: return {"skipped", Tone::dim};
+    case report::ProbeStatus::failed: return {"failed", Tone::bad};
+  }
+  return {"?"};
+}
+
+Cell severity_cell(report::Severity s) {
+  switch (s) {
+    case report::Severity::info: return {"info", Tone::dim};
+    case report::Severity::warn: return {"warn", Tone::warn};
+    case report::Severity::fail: return {"FAIL", Tone::bad};
+  }
+  return {"?"};
+}
+
+namespace {
+
+Section header_section(const report::Report& r) {
+  Section s{"interprobe report", {}};
+  KeyValues kv;
+  kv.add("host", or_dash(r.host.hostname));
+  kv.add("kernel", or_dash(r.host.kernel));
+  kv.add("source", r.host.live ? Cell("live machine") : Cell("replayed tree " + r.host.root, Tone::dim));
+  kv.add("started", r.host.started_at);
+  kv.add("duration", fmt::format("{:.2f} s", r.host.duration_s));
+  kv.add("interprobe", r.tool.version + " (schema " + r.schema_version + ")");
+  std::string features;
+  for (const auto& [name, on] : r.tool.features) features += fmt::format("{}{}={}", features.empty() ? "" : " ", name, on ? "yes" : "no");
+  kv.add("compiled in", features);
+  s.blocks.push_back(std::move(kv));
+  if (!r.tool.libraries.empty()) {
+    Table t{"vendor libraries", {"library", "status", "version", "detail"}, {}, {}};
+    for (const auto& [name, lib] : r.tool.libraries) {
+      std::string detail = lib.reason ? *lib.reason : (lib.path ? *lib.path : "");
+      if (lib.driver_version) detail = "driver " + *lib.driver_version + (detail.empty() ? "" : "; " + detail);
+      t.rows.push_back({Cell(name), lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn),
+                        Cell(or_dash(lib.version)), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
+    }
+    s.blocks.push_back(std::move(t));
+  } else if (r.tool.libraries_not_probed) {
+    s.blocks.push_back(Paragraph{"vendor libraries not probed: " + *r.tool.libraries_not_probed, Tone::dim});
+  }
+  return s;
+}
+
+Section probes_section(const report::Report& r) {
+  Section s{"probes", {}};
+  Table t{"", {"probe", "status", "seconds", "reason"}, {Align::left, Align::left, Align::right, Align::left}, {}};
+  for (const auto& p : r.probes)
+    t.rows.push_back({Cell(p.name), status_cell(p.status), Cell(fmt::format("{:.3f}", p.seconds)), Cell(or_dash(p.reason))});
+  s.blocks.push_back(std::move(t));
+  return s;
+}
+
+Section findings_section(const report::Report& r) {
+  Section s{"findings", {}};
+  if (r.findings.empty()) {
+    s.blocks.push_back(Paragraph{"no findings", Tone::good});
+    return s;
+  }
+  Table t{"", {"severity", "finding", "evidence", "what to do"}, {}, {}};
+  for (const auto& f : r.findings) {
+    std::string evidence;
+    for (const auto& [k, v] : f.evidence) evidence += fmt::format("{}{}={}", evidence.empty() ? "" : ", ", k, report::value_to_text(v));
+    t.rows.push_back({severity_cell(f.severity), Cell(f.title), Cell(evidence, Tone::dim), Cell(f.remedy)});
+  }
+  s.blocks.push_back(std::move(t));
+  return s;
+}
+
+}  // namespace
+
+void add_system_view(const report::Report& r, Document& doc) {
+  if (!r.system) return;
+  const auto& sys = *r.system;
+  Section s{"system", {}};
+  KeyValues kv;
+  kv.add("os", or_dash(sys.os_name));
+  kv.add("kernel", or_dash(sys.kernel));
+  kv.add("architecture", or_dash(sys.architecture));
+  kv.add("cpu", or_dash(sys.cpu_model));
+  kv.add("logical cpus", sys.logical_cpus ? std::to_string(*sys.logical_cpus) : "-");
+  kv.add("memory", sys.memory_total_bytes ? format_bytes(static_cast<std::uint64_t>(*sys.memory_total_bytes)) : "-");
+  kv.add("kernel cmdline", Cell(or_dash(sys.kernel_cmdline), Tone::dim));
+  s.blocks.push_back(std::move(kv));
+  doc.sections.push_back(std::move(s));
+}
+
+Document build_document(const report::Report& r) {
+  Document doc;
+  doc.title = "interprobe";
+  doc.sections.push_back(header_section(r));
+  doc.sections.push_back(findings_section(r));
+  add_system_view(r, doc);
+  doc.sections.push_back(probes_section(r));
+  return doc;
+}
+
+}  // namespace interprobe::render

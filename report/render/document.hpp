@@ -1,0 +1,64 @@
+#pragma once
+// The neutral document every human-readable format is built from: sections of key/value
+// lists, tables and paragraphs. Section views build it from the report; text, markdown (and
+// later html) only lay it out. All text here is raw; each renderer escapes for its format.
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "report/model/report.hpp"
+
+namespace interprobe::render {
+
+enum class Tone { plain, good, warn, bad, dim };
+enum class Align { left, right };
+
+struct Cell {
+  std::string text;
+  Tone tone = Tone::plain;
+  Cell() = default;
+  Cell(std::string t, Tone tn = Tone::plain) : text(std::move(t)), tone(tn) {}
+  Cell(const char* t, Tone tn = Tone::plain) : text(t), tone(tn) {}
+};
+
+struct Table {
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<Align> align;  // per column; missing columns align left
+  std::vector<std::vector<Cell>> rows;
+};
+
+struct KeyValues {
+  std::vector<std::pair<std::string, Cell>> items;
+  void add(std::string key, Cell value) { items.emplace_back(std::move(key), std::move(value)); }
+};
+
+struct Paragraph {
+  std::string text;
+  Tone tone = Tone::plain;
+};
+
+using Block = std::variant<KeyValues, Table, Paragraph>;
+
+struct Section {
+  std::string title;
+  std::vector<Block> blocks;
+};
+
+struct Document {
+  std::string title;
+  std::vector<Section> sections;
+};
+
+// Null-aware helpers for views.
+std::string or_dash(const std::optional<std::string>& v);
+Cell status_cell(report::ProbeStatus s);
+Cell severity_cell(report::Severity s);
+
+// The whole report as a document: header, probes, findings, then one section per probe.
+Document build_document(const report::Report& report);
+
+// Section views; each returns nothing to add when its section is absent.
+void add_system_view(const report::Report& report, Document& doc);
+
+}  // namespace interprobe::render

@@ -1,0 +1,27 @@
+#pragma once
+#include <string>
+
+#include "report/model/report.hpp"
+#include "report/render/document.hpp"
+
+namespace interprobe::render {
+
+enum class Format { text, json, markdown };
+
+struct TextStyle {
+  bool color = false;
+};
+
+std::string render_text(const Document& doc, const TextStyle& style);
+std::string render_markdown(const Document& doc);
+std::string render(const report::Report& report, Format format, const TextStyle& style);
+
+// Untrusted strings from the machine: control characters (terminal escapes) become \xNN.
+std::string escape_terminal(const std::string& s);
+// Markdown table/inline text: pipes, backticks, brackets, HTML and newlines neutralised.
+std::string escape_markdown(const std::string& s);
+
+// Whether colour is wanted: a TTY, no --no-color, no NO_COLOR in the environment.
+bool color_wanted(bool is_tty, bool no_color_flag);
+
+}  // namespace interprobe::render
