@@ -1,0 +1,155 @@
+// CLI tests: run the real binary, check exit codes and what reaches stdout/stderr.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/model/json.hpp"
+#include "support/run_binary.hpp"
+
+using interprobe::testing::run_interprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kMinimal = std::string(INTERPROBE_FIXTURES) + "/minimal-kvm-guest";
+
+fs::path temp_dir() {
+  char tmpl[] = "/tmp/interprobe-cli-XXXXXX";
+  return ::mkdtemp(tmpl);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(Cli, VersionListsFeaturesAndLibraries) {
+  auto p = run_interprobe({"--version"});
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("interprobe 0."), std::string::npos);
+  for (const char* feature : {"cuda=", "nccl=", "nvml=", "hwloc=", "libpci=", "mpi="})
+    EXPECT_NE(p.out.find(feature), std::string::npos) << feature;
+  for (const char* lib : {"cuda driver:", "nvml:", "nccl:"}) EXPECT_NE(p.out.find(lib), std::string::npos) << lib;
+}
+
+TEST(Cli, VersionWithBrokenLibraryOverrideReportsItAndStillStarts) {
+  auto p = run_interprobe({"--version", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(p.exit_code, 0);
+  EXPECT_NE(p.out.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << p.out;
+  auto env = run_interprobe({"--version"}, {"INTERPROBE_NCCL_LIB=/nonexistent/libnccl.so.2"});
+  EXPECT_NE(env.out.find("/nonexistent/libnccl.so.2"), std::string::npos) << env.out;
+}
+
+TEST(Cli, RunOnFixtureGivesJsonOnStdoutOnly) {
+  auto p = run_interprobe({"run", "--root", kMinimal, "--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  EXPECT_FALSE(r.host.live);
+  EXPECT_EQ(r.host.hostname, "kvm-guest-01");
+  ASSERT_TRUE(r.system);
+  EXPECT_EQ(r.system->logical_cpus, 4);
+  EXPECT_EQ(r.system->memory_total_bytes, 16384000LL * 1024);
+  EXPECT_TRUE(r.tool.libraries.empty());  // nothing live touched under --root
+  ASSERT_TRUE(r.tool.libraries_not_probed);
+  ASSERT_NE(r.probe("system"), nullptr);
+  EXPECT_EQ(r.probe("system")->status, interprobe::report::ProbeStatus::ok);
+}
+
+TEST(Cli, GlobalOptionsWorkBeforeTheSubcommandToo) {
+  auto p = run_interprobe({"--root", kMinimal, "--format", "markdown", "run"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("## system"), std::string::npos);
+}
+
+TEST(Cli, PlainInterprobeIsRun) {
+  auto p = run_interprobe({"--root", kMinimal, "--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NO_THROW(interprobe::report::parse_report_text(p.out, "stdout"));
+}
+
+TEST(Cli, BadOptionIsUsageError) {
+  auto p = run_interprobe({"run", "--no-such-option"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("--no-such-option"), std::string::npos) << p.err;
+  EXPECT_EQ(run_interprobe({"--format", "yaml"}).exit_code, 2);
+  EXPECT_EQ(run_interprobe({"--json", "--format", "text"}).exit_code, 2);
+  EXPECT_EQ(run_interprobe({"frobnicate"}).exit_code, 2);
+}
+
+TEST(Cli, MissingRootIsUsageErrorNamingThePath) {
+  auto p = run_interprobe({"run", "--root", "/nonexistent/tree"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("/nonexistent/tree"), std::string::npos) << p.err;
+  EXPECT_TRUE(p.out.empty());
+}
+
+TEST(Cli, MalformedCpuidTxtIsUsageErrorNamingFileAndLine) {
+  auto dir = temp_dir();
+  fs::copy(kMinimal, dir / "root", fs::copy_options::recursive);
+  std::ofstream(dir / "root" / "cpuid.txt") << "0x1 0x0 0x0 0x0 0x0 0x0\n0x40000000 zz\n";
+  auto p = run_interprobe({"run", "--root", (dir / "root").string()});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("cpuid.txt:2"), std::string::npos) << p.err;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, OutputFileThenReportAsMarkdown) {
+  auto dir = temp_dir();
+  auto file = dir / "r.json";
+  auto run = run_interprobe({"run", "--root", kMinimal, "-o", file.string(), "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto r = interprobe::report::read_report_file(file);
+  EXPECT_EQ(r.host.hostname, "kvm-guest-01");
+  auto md = run_interprobe({"report", file.string(), "--format", "markdown"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("# interprobe"), std::string::npos);
+  EXPECT_NE(md.out.find("kvm-guest-01"), std::string::npos);
+  auto json = run_interprobe({"report", file.string(), "--json"});
+  EXPECT_EQ(json.out, slurp(file));  // re-rendering a saved report is lossless
+  fs::remove_all(dir);
+}
+
+TEST(Cli, TruncatedReportIsUsageErrorNamingTheFile) {
+  auto dir = temp_dir();
+  auto file = dir / "cut.json";
+  auto run = run_interprobe({"run", "--root", kMinimal, "--json"});
+  std::ofstream(file) << run.out.substr(0, run.out.size() / 3);
+  auto p = run_interprobe({"report", file.string()});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find(file.string()), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("byte"), std::string::npos) << p.err;
+  EXPECT_EQ(run_interprobe({"report", (dir / "missing.json").string()}).exit_code, 2);
+  EXPECT_EQ(run_interprobe({"report"}).exit_code, 2);
+  fs::remove_all(dir);
+}
+
+TEST(Cli, UnwritableOutputFailsBeforeMeasuring) {
+  auto p = run_interprobe({"run", "--root", kMinimal, "-o", "/nonexistent/dir/r.json"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("/nonexistent/dir"), std::string::npos) << p.err;
+}
+
+TEST(Cli, EveryWrittenReportValidatesAgainstTheSchema) {
+  auto dir = temp_dir();
+  auto fixture_report = dir / "fixture.json";
+  auto live_report = dir / "live.json";
+  ASSERT_EQ(run_interprobe({"run", "--root", kMinimal, "-o", fixture_report.string(), "-q"}).exit_code, 0);
+  ASSERT_EQ(run_interprobe({"run", "-o", live_report.string(), "-q"}).exit_code, 0);
+  std::string python = INTERPROBE_PYTHON3;
+  if (python.empty() || std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "python3-jsonschema not installed";
+  std::string validator = std::string(INTERPROBE_SOURCE_DIR) + "/tests/cli/validate_report.py";
+  std::string schema = std::string(INTERPROBE_SOURCE_DIR) + "/report/schema/report.schema.json";
+  for (const auto& file : {fixture_report, live_report}) {
+    std::string cmd = python + " " + validator + " " + schema + " " + file.string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  fs::remove_all(dir);
+}

@@ -1,0 +1,76 @@
+// Renderers: same model, escaped untrusted strings, colour rules.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "report/render/renderers.hpp"
+
+using namespace interprobe;
+using interprobe::render::Cell;
+using interprobe::render::color_wanted;
+using interprobe::render::Document;
+using interprobe::render::Format;
+using interprobe::render::render_text;
+using interprobe::render::Table;
+using interprobe::render::TextStyle;
+
+
+namespace {
+report::Report hostile_report() {
+  report::Report r;
+  r.tool.version = "0.1.0";
+  r.host.hostname = "evil\x1b]0;pwned\x07|`<b>`";
+  r.host.started_at = "2026-12-02T10:00:00Z";
+  r.system = report::SystemSection{};
+  r.system->cpu_model = "CPU | with [link](http://x) and *stars*\nnewline";
+  r.probes.push_back({"system", report::ProbeStatus::ok, std::nullopt, 0.1});
+  return r;
+}
+}  // namespace
+
+TEST(Render, TextEscapesTerminalControlCharacters) {
+  std::string out = interprobe::render::render(hostile_report(), Format::text, TextStyle{false});
+  EXPECT_EQ(out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(out.find('\x07'), std::string::npos);
+  EXPECT_NE(out.find("evil\\x1b]0;pwned\\x07"), std::string::npos);
+  EXPECT_NE(out.find("system"), std::string::npos);
+}
+
+TEST(Render, ColourOnlyWhenAsked) {
+  std::string plain = interprobe::render::render(hostile_report(), Format::text, TextStyle{false});
+  std::string coloured = interprobe::render::render(hostile_report(), Format::text, TextStyle{true});
+  EXPECT_EQ(plain.find("\x1b["), std::string::npos);
+  EXPECT_NE(coloured.find("\x1b["), std::string::npos);
+}
+
+TEST(Render, NoColorEnvironmentWins) {
+  ::unsetenv("NO_COLOR");
+  EXPECT_TRUE(color_wanted(true, false));
+  EXPECT_FALSE(color_wanted(false, false));
+  EXPECT_FALSE(color_wanted(true, true));
+  ::setenv("NO_COLOR", "1", 1);
+  EXPECT_FALSE(color_wanted(true, false));
+  ::unsetenv("NO_COLOR");
+}
+
+TEST(Render, MarkdownEscapesTableBreakers) {
+  std::string md = interprobe::render::render(hostile_report(), Format::markdown, TextStyle{false});
+  EXPECT_NE(md.find("CPU \\| with \\[link\\](http://x) and \\*stars\\* newline"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<b>"), std::string::npos);
+  EXPECT_EQ(md.find('\x1b'), std::string::npos);
+  EXPECT_NE(md.find("## system"), std::string::npos);
+}
+
+TEST(Render, JsonIsTheModel) {
+  std::string json = interprobe::render::render(hostile_report(), Format::json, TextStyle{false});
+  EXPECT_NE(json.find("\"schema_version\": \"1.0.0\""), std::string::npos);
+  EXPECT_NE(json.find("\\u001b"), std::string::npos);  // escaped, not raw
+}
+
+TEST(Render, TableAlignsUtf8ByCodePoints) {
+  Document doc;
+  doc.sections.push_back({"t", {Table{"", {"a", "b"}, {}, {{Cell("µµ"), Cell("x")}, {Cell("ab"), Cell("y")}}}}});
+  std::string out = render_text(doc, TextStyle{false});
+  EXPECT_NE(out.find("µµ  x"), std::string::npos) << out;
+  EXPECT_NE(out.find("ab  y"), std::string::npos) << out;
+}

@@ -1,0 +1,147 @@
+// Report model: JSON round trip, version rules, malformed input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "probes/common/errors.hpp"
+#include "report/model/json.hpp"
+
+using namespace interprobe;
+using namespace interprobe::report;
+
+namespace {
+
+Report sample_report() {
+  Report r;
+  r.tool.version = "0.1.0";
+  r.tool.features = {{"cuda", false}, {"nccl", false}, {"nvml", true}, {"hwloc", true}, {"libpci", true}, {"mpi", false}};
+  r.tool.libraries["nvml"] = LibraryInfo{false, std::nullopt, std::nullopt, std::nullopt, std::nullopt, "not found"};
+  r.host.hostname = "gpu-vm-01";
+  r.host.kernel = "6.1.0";
+  r.host.started_at = "2026-12-02T10:00:00Z";
+  r.host.duration_s = 1.5;
+  r.probes.push_back({"system", ProbeStatus::ok, std::nullopt, 0.01});
+  r.probes.push_back({"bandwidth", ProbeStatus::unsupported, "no GPU", 0.0});
+  Finding f;
+  f.id = "probe.failed";
+  f.severity = Severity::warn;
+  f.title = "t";
+  f.evidence = {{"gbps", 12.5}, {"count", std::int64_t{3}}, {"ok", true}, {"why", std::string("x")}, {"none", nullptr}};
+  f.remedy = "r";
+  r.findings.push_back(f);
+  SystemSection s;
+  s.cpu_model = "AMD EPYC 9654";
+  s.logical_cpus = 192;
+  s.memory_total_bytes = std::int64_t{1} << 40;
+  r.system = s;
+  return r;
+}
+
+}  // namespace
+
+TEST(ReportJson, RoundTripKeepsEveryField) {
+  Report r = sample_report();
+  std::string text = to_json_text(r);
+  Report back = parse_report_text(text, "mem");
+  EXPECT_EQ(to_json_text(back), text);
+  ASSERT_TRUE(back.system);
+  EXPECT_EQ(back.system->logical_cpus, 192);
+  EXPECT_FALSE(back.system->os_name.has_value());
+  ASSERT_EQ(back.probes.size(), 2u);
+  EXPECT_EQ(back.probes[1].status, ProbeStatus::unsupported);
+  EXPECT_EQ(back.probes[1].reason, "no GPU");
+  ASSERT_EQ(back.findings.size(), 1u);
+  // Evidence comes back keyed (JSON objects are sorted by key); values keep their types.
+  std::map<std::string, Value> evidence(back.findings[0].evidence.begin(), back.findings[0].evidence.end());
+  EXPECT_EQ(std::get<double>(evidence.at("gbps")), 12.5);
+  EXPECT_EQ(std::get<std::int64_t>(evidence.at("count")), 3);
+  EXPECT_EQ(std::get<bool>(evidence.at("ok")), true);
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(evidence.at("none")));
+}
+
+TEST(ReportJson, MissingValuesAreNullNotStrings) {
+  std::string text = to_json_text(sample_report());
+  EXPECT_NE(text.find("\"os_name\": null"), std::string::npos);
+  EXPECT_EQ(text.find("N/A"), std::string::npos);
+}
+
+TEST(ReportJson, InvalidUtf8FromTheMachineDoesNotThrow) {
+  Report r = sample_report();
+  r.system->cpu_model = std::string("bad\xff\xfe utf8");
+  std::string text;
+  ASSERT_NO_THROW(text = to_json_text(r));
+  EXPECT_NO_THROW(parse_report_text(text, "mem"));
+}
+
+TEST(ReportJson, NewerMinorVersionIsRead) {
+  std::string text = to_json_text(sample_report());
+  auto pos = text.find("\"1.0.0\"");
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, 7, "\"1.7.2\"");
+  // A newer minor version may add keys; they are ignored.
+  text.insert(text.find('{') + 1, "\"future_section\": {\"x\": 1},");
+  Report r = parse_report_text(text, "newer.json");
+  EXPECT_EQ(r.schema_version, "1.7.2");
+}
+
+TEST(ReportJson, OtherMajorVersionIsAClearError) {
+  std::string text = to_json_text(sample_report());
+  text.replace(text.find("\"1.0.0\""), 7, "\"2.0.0\"");
+  try {
+    parse_report_text(text, "future.json");
+    FAIL();
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("future.json"), std::string::npos);
+    EXPECT_NE(msg.find("major version 2"), std::string::npos) << msg;
+  }
+}
+
+TEST(ReportJson, TruncatedFileNamesFileAndByte) {
+  std::string text = to_json_text(sample_report());
+  try {
+    parse_report_text(text.substr(0, text.size() / 2), "cut.json");
+    FAIL();
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("cut.json"), std::string::npos);
+    EXPECT_NE(msg.find("byte"), std::string::npos) << msg;
+  }
+}
+
+TEST(ReportJson, WrongTypeNamesTheKeyPath) {
+  std::string text = to_json_text(sample_report());
+  auto pos = text.find("\"logical_cpus\": 192");
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, 19, "\"logical_cpus\": \"many\"");
+  try {
+    parse_report_text(text, "typed.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("system.logical_cpus"), std::string::npos) << e.what();
+  }
+  std::string no_probes = to_json_text(sample_report());
+  no_probes.replace(no_probes.find("\"probes\""), 8, "\"probez\"");
+  EXPECT_THROW(parse_report_text(no_probes, "p.json"), InputError);
+}
+
+TEST(ReportJson, AtomicWriteReplacesAndLeavesNoTempFiles) {
+  char tmpl[] = "/tmp/interprobe-write-XXXXXX";
+  std::filesystem::path dir = ::mkdtemp(tmpl);
+  auto file = dir / "r.json";
+  std::ofstream(file) << "old";
+  write_report_file(file, sample_report());
+  Report back = read_report_file(file);
+  EXPECT_EQ(back.host.hostname, "gpu-vm-01");
+  int entries = 0;
+  for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1);
+  EXPECT_THROW(write_report_file(dir / "missing-dir" / "r.json", sample_report()), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReportJson, MissingFileIsAnInputError) {
+  EXPECT_THROW(read_report_file("/nonexistent/report.json"), InputError);
+}
