@@ -1,0 +1,29 @@
+# The README's two commands:
+#   make run    installs what is missing, builds Release, runs `interprobe run` on this machine
+#   make test   installs what is missing, builds, runs every test (output on failure)
+# Variables: BUILD (build dir), CUDA=AUTO|ON|OFF, JOBS.
+BUILD ?= build
+CUDA ?= AUTO
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: run test build deps deps-test clean
+
+run: deps build
+	./$(BUILD)/cli/interprobe run
+
+test: deps-test build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+build:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DINTERPROBE_WITH_CUDA=$(CUDA) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	scripts/install-deps
+
+deps-test:
+	scripts/install-deps --test
+
+clean:
+	rm -rf $(BUILD)
