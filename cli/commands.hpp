@@ -1,6 +1,10 @@
 #pragma once
 // One file per subcommand; each registers itself on the app and returns how to execute it.
 #include <functional>
+#include <memory>
+#include <vector>
+
+#include "probes/runner/probe.hpp"
 
 #include "cli/global_options.hpp"
 
@@ -15,8 +19,17 @@ struct Command {
   std::function<int()> execute;
 };
 
+// The probes of `interprobe run`, in order (cmd_run.cpp): inventory first, then measurements.
+std::vector<std::unique_ptr<Probe>> inventory_probes();
+std::vector<std::unique_ptr<Probe>> measurement_probes();
+
 Command add_run_command(CLI::App& app, GlobalOptions& options);
+Command add_snapshot_command(CLI::App& app, GlobalOptions& options);
 Command add_report_command(CLI::App& app, GlobalOptions& options);
+Command add_virt_command(CLI::App& app, GlobalOptions& options);
+Command add_topo_command(CLI::App& app, GlobalOptions& options);
+Command add_allreduce_command(CLI::App& app, GlobalOptions& options);
+Command add_bw_command(CLI::App& app, GlobalOptions& options);
 
 int print_version(const GlobalOptions& options);
 

@@ -2,6 +2,8 @@
 #include <optional>
 #include <string>
 
+#include "report/render/document.hpp"
+
 namespace CLI {
 class App;
 }
@@ -16,6 +18,7 @@ struct GlobalOptions {
   bool quiet = false;
   bool no_color = false;
   std::optional<std::string> nvml_lib, nccl_lib, cublaslt_lib, cuda_lib;
+  render::ViewOptions views;  // set by subcommand options (topo --tree)
 };
 
 void add_global_options(CLI::App& app, GlobalOptions& options);

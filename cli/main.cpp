@@ -24,6 +24,13 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(add_run_command(app, options));
   commands.push_back(add_report_command(app, options));
+  commands.push_back(add_virt_command(app, options));
+  commands.push_back(add_topo_command(app, options));
+  commands.push_back(add_allreduce_command(app, options));
+  commands.push_back(add_bw_command(app, options));
+#if INTERPROBE_HAVE_LIBARCHIVE
+  commands.push_back(add_snapshot_command(app, options));
+#endif
 
   try {
     app.parse(argc, argv);

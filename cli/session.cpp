@@ -20,13 +20,14 @@
 #include "probes/host/system_probe.hpp"
 #include "probes/runner/probe_runner.hpp"
 #include "probes/runtime/vendor_versions.hpp"
+#if INTERPROBE_HAVE_LIBARCHIVE
+#include "probes/snapshot/archive.hpp"
+#endif
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
 #include "report/render/renderers.hpp"
 
 namespace interprobe::cli {
-
-namespace {
 
 std::string utc_now_iso8601() {
   auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -36,6 +37,8 @@ std::string utc_now_iso8601() {
   std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buffer;
 }
+
+namespace {
 
 // Fail before measuring, not after: a report that cannot be written is measurement lost.
 void check_output_writable(const std::optional<std::string>& output) {
@@ -53,6 +56,26 @@ void check_output_writable(const std::optional<std::string>& output) {
 
 }  // namespace
 
+OpenedRoot open_root(const GlobalOptions& o) {
+  if (!o.root) return OpenedRoot{nullptr, HostRoot(), "/"};
+  std::filesystem::path given(*o.root);
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(given, ec)) {
+#if INTERPROBE_HAVE_LIBARCHIVE
+    auto temp = std::make_shared<snapshot::TempDir>();
+    snapshot::extract_archive(given, temp->path());
+    return OpenedRoot{temp, HostRoot(temp->path()), given.string()};
+#else
+    throw InputError(fmt::format("--root {}: snapshot archives are compiled out (built without libarchive); extract "
+                                 "it with tar and pass the directory, or rebuild with libarchive-dev installed",
+                                 given.string()));
+#endif
+  }
+  HostRoot root(given);
+  std::string label = root.root().string();
+  return OpenedRoot{nullptr, std::move(root), label};
+}
+
 report::ToolInfo tool_info(bool probe_libraries, bool live) {
   report::ToolInfo t;
   t.version = interprobe_version();
@@ -68,20 +91,35 @@ void emit_report(const report::Report& report, const GlobalOptions& o) {
   if (o.json || o.format == "json") format = render::Format::json;
   else if (o.format == "markdown") format = render::Format::markdown;
   render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color)};
-  std::cout << render::render(report, format, style) << std::flush;
+  std::cout << render::render(report, format, style, o.views) << std::flush;
 }
 
 SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_ptr<Probe>>& probes,
-                          UnsupportedPolicy policy) {
+                          UnsupportedPolicy policy, bool probe_libraries) {
   Stopwatch clock;
-  HostRoot root = o.root ? HostRoot(*o.root) : HostRoot();
+  OpenedRoot opened = open_root(o);
+  const HostRoot& root = opened.root;
   check_output_writable(o.output);
-  auto cpuid = make_cpuid_source(root);
+  std::unique_ptr<CpuidSource> cpuid;
+  std::optional<std::string> cpuid_error;
+  try {
+    cpuid = make_cpuid_source(root);
+  } catch (const RootEscapeError&) {
+    throw;  // a hostile tree stays fatal
+  } catch (const InputError& e) {
+    // A malformed cpuid.txt costs one signal family, not the run: the virtualization probe
+    // records this origin as a warning in its evidence and decides from the other families.
+    cpuid = std::make_unique<RecordedCpuid>(RecordedCpuid::unknown(std::string("warning: ") + e.what()));
+    cpuid_error = e.what();  // still an input error: reported, exit 2, after the report is out
+  }
 
   SessionResult result;
   report::Report& r = result.report;
-  r.tool = tool_info(true, root.is_live());
+  r.tool = tool_info(probe_libraries, root.is_live());
+  if (!probe_libraries && root.is_live())
+    r.tool.libraries_not_probed = "not needed by this subcommand; `interprobe run` or `--version` lists them";
   r.host = read_host_identity(root);
+  r.host.root = opened.label;
   r.host.started_at = utc_now_iso8601();
 
   install_interrupt_handler();
@@ -98,8 +136,8 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   if (outcome.interrupted) {
     if (!o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
     result.exit_code = kExitInterrupted;
-  } else if (outcome.input_error) {
-    std::cerr << "interprobe: error: " << *outcome.input_error << "\n";
+  } else if (outcome.input_error || cpuid_error) {
+    std::cerr << "interprobe: error: " << (outcome.input_error ? *outcome.input_error : *cpuid_error) << "\n";
     result.exit_code = kExitUsage;
   } else if (policy == UnsupportedPolicy::exit_code_4 && probes.size() == 1 && !r.probes.empty() &&
              r.probes.front().status == report::ProbeStatus::unsupported) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/global_options.hpp"
+#include "probes/common/host_root.hpp"
 #include "probes/runner/probe.hpp"
 #include "report/model/report.hpp"
 
@@ -20,8 +21,20 @@ enum class UnsupportedPolicy {
   exit_code_4  // single-probe subcommands: exit 4 when it cannot run here
 };
 
+// `probe_libraries` false skips opening NVML/NCCL/cuBLASLt/CUDA for the report header: loading
+// them costs ~0.5 s, which a probe that never uses them (virt) should not pay.
 SessionResult run_session(const GlobalOptions& options, const std::vector<std::unique_ptr<Probe>>& probes,
-                          UnsupportedPolicy policy);
+                          UnsupportedPolicy policy, bool probe_libraries = true);
+
+// The machine to read: live, a --root tree, or a --root snapshot archive extracted (after
+// validation) into a temporary directory that lives as long as this object.
+struct OpenedRoot {
+  std::shared_ptr<void> extracted;  // keeps the temporary directory alive
+  HostRoot root;
+  std::string label;  // what the user gave (the archive path, not the temporary directory)
+};
+OpenedRoot open_root(const GlobalOptions& options);
+std::string utc_now_iso8601();
 
 // Fills tool name/version/features and, on a live root, the vendor libraries.
 report::ToolInfo tool_info(bool probe_libraries, bool live);

@@ -116,7 +116,7 @@ interprobe_resolve(MPI "${mpi_found}" "MPI not found (apt-get install libopenmpi
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
-find_package(LibArchive QUIET)
+find_package(LibArchive QUIET)  # snapshots; optional so a bare GPU machine can rebuild
 
 function(interprobe_print_summary)
   message(STATUS "interprobe ${PROJECT_VERSION} configuration:")

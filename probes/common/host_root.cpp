@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -65,6 +67,23 @@ const char* to_string(ReadFailure failure) {
     case ReadFailure::io_error: return "read error";
   }
   return "unknown";
+}
+
+struct AccessLog::Impl {
+  mutable std::mutex mutex;
+  std::set<std::pair<Kind, std::string>> seen;
+};
+
+AccessLog::AccessLog() : impl_(std::make_shared<Impl>()) {}
+
+void AccessLog::record(Kind kind, std::string_view machine_path) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->seen.emplace(kind, std::string(machine_path));
+}
+
+std::vector<std::pair<AccessLog::Kind, std::string>> AccessLog::entries() const {
+  std::lock_guard lock(impl_->mutex);
+  return {impl_->seen.begin(), impl_->seen.end()};
 }
 
 HostRoot::HostRoot() : root_("/"), live_(true) {}
@@ -142,6 +161,7 @@ ResolvedPath HostRoot::resolve(std::string_view machine_path) const {
 }
 
 FileRead HostRoot::read(std::string_view machine_path, std::size_t max_bytes) const {
+  note(AccessLog::Kind::file, machine_path);
   FileRead result;
   ResolvedPath resolved = resolve(machine_path);
   if (resolved.failure != ReadFailure::none) {
@@ -191,6 +211,7 @@ std::optional<std::string> HostRoot::read_text(std::string_view machine_path) co
 }
 
 std::vector<std::string> HostRoot::list(std::string_view machine_path) const {
+  note(AccessLog::Kind::directory, machine_path);
   std::vector<std::string> names;
   ResolvedPath resolved = resolve(machine_path);
   if (resolved.failure != ReadFailure::none) return names;
@@ -203,6 +224,7 @@ std::vector<std::string> HostRoot::list(std::string_view machine_path) const {
 }
 
 bool HostRoot::exists(std::string_view machine_path) const {
+  note(AccessLog::Kind::path, machine_path);
   ResolvedPath resolved = resolve(machine_path);
   if (resolved.failure != ReadFailure::none) return false;
   struct stat st {};
@@ -210,6 +232,7 @@ bool HostRoot::exists(std::string_view machine_path) const {
 }
 
 bool HostRoot::is_directory(std::string_view machine_path) const {
+  note(AccessLog::Kind::path, machine_path);
   ResolvedPath resolved = resolve(machine_path);
   if (resolved.failure != ReadFailure::none) return false;
   struct stat st {};
@@ -217,6 +240,7 @@ bool HostRoot::is_directory(std::string_view machine_path) const {
 }
 
 std::optional<std::string> HostRoot::canonical(std::string_view machine_path) const {
+  note(AccessLog::Kind::path, machine_path);
   if (live_) {
     std::error_code ec;
     auto p = fs::canonical(fs::path(std::string(machine_path)), ec);
@@ -229,6 +253,7 @@ std::optional<std::string> HostRoot::canonical(std::string_view machine_path) co
 }
 
 std::optional<std::string> HostRoot::link_target(std::string_view machine_path) const {
+  note(AccessLog::Kind::path, machine_path);
   std::string path(machine_path);
   auto slash = path.find_last_of('/');
   std::string parent = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);

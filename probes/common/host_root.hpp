@@ -5,6 +5,7 @@
 // throws RootEscapeError. Nothing here touches live hardware.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,20 @@ struct FileRead {
   std::optional<std::string> content;  // set when failure == none
   ReadFailure failure = ReadFailure::none;
   bool ok() const { return failure == ReadFailure::none; }
+};
+
+// Records which machine paths were touched, so a snapshot can capture exactly what the
+// probes read. Thread-safe; attach with HostRoot::set_access_log.
+class AccessLog {
+ public:
+  enum class Kind { file, directory, path };
+  AccessLog();
+  void record(Kind kind, std::string_view machine_path);
+  std::vector<std::pair<Kind, std::string>> entries() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
 };
 
 struct ResolvedPath {
@@ -55,7 +70,14 @@ class HostRoot {
   // The raw target of a symlink (not followed), or nullopt when it is not a link.
   std::optional<std::string> link_target(std::string_view machine_path) const;
 
+  // Every later access is recorded in `log` (nullptr stops recording).
+  void set_access_log(AccessLog* log) { log_ = log; }
+
  private:
+  void note(AccessLog::Kind kind, std::string_view machine_path) const {
+    if (log_) log_->record(kind, machine_path);
+  }
+  AccessLog* log_ = nullptr;
   std::filesystem::path root_;
   bool live_ = true;
 };

@@ -27,4 +27,48 @@ using SystemGetNvmlVersionFn = Return(char*, unsigned);
 using SystemGetDriverVersionFn = Return(char*, unsigned);
 using DeviceGetCountV2Fn = Return(unsigned*);
 
+// --- topology (issue 3) ---
+inline constexpr unsigned kNvLinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
+inline constexpr unsigned kDevicePciBusIdBufferSize = 32;
+inline constexpr unsigned kDevicePciBusIdBufferV2Size = 16;
+inline constexpr int kFeatureEnabled = 1;  // nvmlEnableState_t
+
+struct PciInfo {  // nvmlPciInfo_t (v2/v3 layout)
+  char busIdLegacy[kDevicePciBusIdBufferV2Size];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pciDeviceId;     // device id << 16 | vendor id
+  unsigned pciSubSystemId;
+  char busId[kDevicePciBusIdBufferSize];  // "00000000:65:00.0"
+};
+
+struct Memory {  // nvmlMemory_t (v1)
+  unsigned long long total, free, used;
+};
+
+// nvmlGpuP2PCapsIndex_t
+inline constexpr int kP2pCapsRead = 0, kP2pCapsWrite = 1, kP2pCapsNvlink = 2, kP2pCapsAtomics = 3;
+// nvmlIntNvLinkDeviceType_t
+inline constexpr int kNvLinkDeviceGpu = 0, kNvLinkDeviceIbmNpu = 1, kNvLinkDeviceSwitch = 2, kNvLinkDeviceUnknown = 0xff;
+
+using DeviceGetHandleByIndexV2Fn = Return(unsigned, Device*);
+using DeviceGetHandleByPciBusIdV2Fn = Return(const char*, Device*);
+using DeviceGetPciInfoV3Fn = Return(Device, PciInfo*);
+using DeviceGetNameFn = Return(Device, char*, unsigned);
+using DeviceGetUuidFn = Return(Device, char*, unsigned);
+using DeviceGetMemoryInfoFn = Return(Device, Memory*);
+using DeviceGetVirtualizationModeFn = Return(Device, int*);  // nvmlGpuVirtualizationMode_t
+using DeviceGetNvLinkStateFn = Return(Device, unsigned, int*);  // nvmlEnableState_t
+using DeviceGetNvLinkVersionFn = Return(Device, unsigned, unsigned*);
+using DeviceGetNvLinkRemotePciInfoV2Fn = Return(Device, unsigned, PciInfo*);
+using DeviceGetNvLinkRemoteDeviceTypeFn = Return(Device, unsigned, int*);  // nvmlIntNvLinkDeviceType_t
+using DeviceGetP2PStatusFn = Return(Device, Device, int, int*);  // caps index -> nvmlGpuP2PStatus_t
+
+// --- virtualization (issue 4) ---
+struct Bar1Memory {  // nvmlBAR1Memory_t
+  unsigned long long bar1Total, bar1Free, bar1Used;
+};
+using DeviceGetBar1MemoryInfoFn = Return(Device, Bar1Memory*);
+
 }  // namespace interprobe::nvml

@@ -16,5 +16,11 @@ std::vector<report::Finding> derive_findings(const report::Report& report);
 // Rules of the foundation: probe failures and missing vendor libraries.
 void rule_probe_failures(const report::Report& report, std::vector<report::Finding>& out);
 void rule_vendor_libraries(const report::Report& report, std::vector<report::Finding>& out);
+// The virtualization section: passthrough, P2P clique, NUMA, link modelling, host IOMMU (virt_rules.cpp).
+void rule_virtualization(const report::Report& report, std::vector<report::Finding>& out);
+// The collective section: hung or wrong all-reduces, failed variants, P2P on vs off (collective_rules.cpp).
+void rule_collective(const report::Report& report, std::vector<report::Finding>& out);
+// The bandwidth section: corrupted copies, P2P truth, below-expected links, noise (bandwidth_rules.cpp).
+void rule_bandwidth(const report::Report& report, std::vector<report::Finding>& out);
 
 }  // namespace interprobe::analysis

@@ -107,6 +107,10 @@ std::string to_json_text(const Report& r, int indent) {
   }
   j["findings"] = findings;
   if (r.system) j["system"] = codec::encode_system(*r.system);
+  if (r.topology) j["topology"] = codec::encode_topology(*r.topology);
+  if (r.virtualization) j["virtualization"] = codec::encode_virtualization(*r.virtualization);
+  if (r.bandwidth) j["bandwidth"] = codec::encode_bandwidth(*r.bandwidth);
+  if (r.collective) j["collective"] = codec::encode_collective(*r.collective);
   // Machine strings are untrusted and may hold invalid UTF-8: replace, never throw.
   return j.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -169,6 +173,10 @@ Report parse_report_text(const std::string& text, const std::string& label) {
       r.findings.push_back(std::move(finding));
     }
     if (auto s = top.opt_child("system")) r.system = codec::decode_system(*s);
+    if (auto s = top.opt_child("topology")) r.topology = codec::decode_topology(*s);
+    if (auto s = top.opt_child("virtualization")) r.virtualization = codec::decode_virtualization(*s);
+    if (auto s = top.opt_child("bandwidth")) r.bandwidth = codec::decode_bandwidth(*s);
+    if (auto s = top.opt_child("collective")) r.collective = codec::decode_collective(*s);
     return r;
   } catch (const codec::ReportFormatError& e) {
     throw InputError(fmt::format("{}: {}", label, e.what()));

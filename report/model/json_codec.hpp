@@ -67,5 +67,13 @@ void put(json& j, const char* key, const std::optional<T>& v) {
 // Section codecs. Each section of the report has one pair; report/model/json.cpp calls them.
 json encode_system(const SystemSection& s);
 SystemSection decode_system(const In& in);
+json encode_topology(const TopologySection& s);
+TopologySection decode_topology(const In& in);
+json encode_virtualization(const VirtSection& s);
+VirtSection decode_virtualization(const In& in);
+json encode_bandwidth(const BandwidthSection& s);
+BandwidthSection decode_bandwidth(const In& in);
+json encode_collective(const CollectiveSection& s);
+CollectiveSection decode_collective(const In& in);
 
 }  // namespace interprobe::report::codec

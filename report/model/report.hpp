@@ -7,7 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "report/model/bandwidth.hpp"
+#include "report/model/collective.hpp"
 #include "report/model/system.hpp"
+#include "report/model/topology.hpp"
+#include "report/model/virt.hpp"
 #include "report/model/value.hpp"
 
 namespace interprobe::report {
@@ -72,6 +76,10 @@ struct Report {
   std::vector<Finding> findings;
   // One key per probe, absent when the probe did not run.
   std::optional<SystemSection> system;
+  std::optional<TopologySection> topology;
+  std::optional<VirtSection> virtualization;
+  std::optional<BandwidthSection> bandwidth;
+  std::optional<CollectiveSection> collective;
 
   const ProbeRecord* probe(const std::string& name) const;
 };

@@ -29,7 +29,97 @@ struct PciDevice {
   std::optional<std::string> local_cpus;  // local_cpulist
   std::optional<int> iommu_group;
   PciLink link;
+  // PCIe Device/Port Type from config space ("root_port", "upstream", "downstream", "endpoint",
+  // "rc_integrated_endpoint" ...); null when only the 64-byte header is readable (not root).
+  std::optional<std::string> port_type;
   std::vector<std::string> warnings;      // unreadable or garbage attributes
+};
+
+// --- CPUs and NUMA ---------------------------------------------------------------------------
+
+struct NumaNode {
+  int id = 0;
+  std::optional<std::string> cpus;            // cpulist, "0-31,64-95"
+  std::optional<std::int64_t> memory_bytes;   // MemTotal of the node
+  std::vector<int> distances;                 // SLIT row, in the order of CpuTopology::numa_nodes
+};
+
+struct CpuPackage {
+  int id = 0;                                 // physical package (socket) id
+  std::optional<std::string> cpus;            // cpulist of the package
+  std::optional<std::string> model;           // CPU model name
+  std::vector<int> numa_nodes;                // nodes whose CPUs sit in this package
+};
+
+struct CpuTopology {
+  std::optional<int> logical_cpus;
+  std::optional<int> cores;
+  std::vector<CpuPackage> packages;
+  std::string packages_source = "none";       // hwloc, sysfs, hwloc_xml, none
+  std::vector<NumaNode> numa_nodes;
+};
+
+// --- GPUs and the paths between them -----------------------------------------------------------
+
+struct NvLinkInfo {
+  int link = 0;                               // NVML link index
+  std::optional<bool> active;
+  std::optional<int> version;                 // NVLink version (4 on H100)
+  std::optional<std::string> remote_bdf;      // PCI address of the far end
+  std::string remote_kind = "unknown";        // gpu, nvswitch, cpu, unknown
+};
+
+struct NearNic {
+  std::string bdf;
+  std::string kind;                           // nic, infiniband
+  std::string pcie_path;                      // PIX ... SYS, unknown
+};
+
+struct Gpu {
+  int index = 0;                              // PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID)
+  std::string bdf;
+  std::optional<std::string> name;            // NVML name, else the pci.ids device name
+  std::optional<std::string> uuid;            // NVML only
+  std::optional<std::int64_t> memory_total_bytes;  // NVML only
+  std::optional<int> numa_node;
+  std::optional<std::string> local_cpus;
+  std::optional<std::string> virtualization_mode;  // none, passthrough, vgpu, host_vgpu, host_vsga
+  std::vector<NvLinkInfo> nvlinks;
+  std::vector<NearNic> nearest_nics;          // NICs on the best PCIe path class from this GPU
+};
+
+// NVML P2P status per capability: ok, chipset_not_supported, gpu_not_supported,
+// topology_not_supported, disabled_by_regkey, not_supported, unknown.
+struct P2pStatus {
+  std::optional<std::string> read, write, atomics, nvlink;
+};
+
+struct GpuPair {
+  std::string a_bdf, b_bdf;
+  int a_index = 0, b_index = 0;
+  std::string pcie_path = "unknown";          // X, PIX, PXB, PHB, NODE, SYS, unknown
+  int nvlinks = 0;                            // direct or through NVSwitches
+  std::string path = "unknown";               // nvidia-smi topo -m label: NV18, PIX, ...
+  std::optional<double> bottleneck_gbps;      // slowest PCIe link on the path
+  std::optional<P2pStatus> p2p;               // NVML, null without it
+};
+
+struct TopologySection {
+  std::string source = "sysfs";               // sysfs, hwloc_xml
+  std::string gpu_index_order = "pci_bus_id";
+  std::optional<std::string> nvml_source;     // live, recorded; null when NVML was not used
+  std::optional<std::string> nvml_reason;     // why not, when it was not
+  std::vector<PciDevice> pci_devices;
+  CpuTopology cpu;
+  std::vector<Gpu> gpus;
+  std::vector<GpuPair> gpu_pairs;
+  std::vector<std::string> warnings;          // every problem met while reading, one line each
+
+  const PciDevice* device(const std::string& bdf) const {
+    for (const auto& d : pci_devices)
+      if (d.bdf == bdf) return &d;
+    return nullptr;
+  }
 };
 
 }  // namespace interprobe::report

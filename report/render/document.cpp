@@ -100,12 +100,16 @@ void add_system_view(const report::Report& r, Document& doc) {
   doc.sections.push_back(std::move(s));
 }
 
-Document build_document(const report::Report& r) {
+Document build_document(const report::Report& r, const ViewOptions& views) {
   Document doc;
   doc.title = "interprobe";
   doc.sections.push_back(header_section(r));
   doc.sections.push_back(findings_section(r));
   add_system_view(r, doc);
+  add_topology_view(r, doc, views);
+  add_virtualization_view(r, doc);
+  add_bandwidth_view(r, doc);
+  add_collective_view(r, doc);
   doc.sections.push_back(probes_section(r));
   return doc;
 }

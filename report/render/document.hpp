@@ -56,9 +56,18 @@ Cell status_cell(report::ProbeStatus s);
 Cell severity_cell(report::Severity s);
 
 // The whole report as a document: header, probes, findings, then one section per probe.
-Document build_document(const report::Report& report);
+// Optional parts of views, switched on by subcommand options (`interprobe topo --tree`).
+struct ViewOptions {
+  bool topology_tree = false;  // the PCI tree, bridges -> devices, with current/max link
+};
+
+Document build_document(const report::Report& report, const ViewOptions& views = {});
 
 // Section views; each returns nothing to add when its section is absent.
 void add_system_view(const report::Report& report, Document& doc);
+void add_topology_view(const report::Report& report, Document& doc, const ViewOptions& views);  // topology_view.cpp
+void add_virtualization_view(const report::Report& report, Document& doc);  // virt_view.cpp
+void add_collective_view(const report::Report& report, Document& doc);      // collective_view.cpp
+void add_bandwidth_view(const report::Report& report, Document& doc);       // bandwidth_view.cpp
 
 }  // namespace interprobe::render

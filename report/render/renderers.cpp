@@ -48,11 +48,11 @@ bool color_wanted(bool is_tty, bool no_color_flag) {
   return is_tty && !no_color_flag;
 }
 
-std::string render(const report::Report& report, Format format, const TextStyle& style) {
+std::string render(const report::Report& report, Format format, const TextStyle& style, const ViewOptions& views) {
   switch (format) {
     case Format::json: return report::to_json_text(report);
-    case Format::markdown: return render_markdown(build_document(report));
-    case Format::text: return render_text(build_document(report), style);
+    case Format::markdown: return render_markdown(build_document(report, views));
+    case Format::text: return render_text(build_document(report, views), style);
   }
   return {};
 }

@@ -14,7 +14,7 @@ struct TextStyle {
 
 std::string render_text(const Document& doc, const TextStyle& style);
 std::string render_markdown(const Document& doc);
-std::string render(const report::Report& report, Format format, const TextStyle& style);
+std::string render(const report::Report& report, Format format, const TextStyle& style, const ViewOptions& views = {});
 
 // Untrusted strings from the machine: control characters (terminal escapes) become \xNN.
 std::string escape_terminal(const std::string& s);

@@ -1,0 +1,221 @@
+#include "probes/bandwidth/bandwidth_probe.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "probes/bandwidth/cuda_engine.hpp"
+#include "probes/bandwidth/expected.hpp"
+#include "probes/bandwidth/host_engine.hpp"
+#include "probes/bandwidth/host_memory.hpp"
+#include "probes/bandwidth/p2p_truth.hpp"
+#include "probes/bandwidth/size_plan.hpp"
+#include "probes/common/errors.hpp"
+#include "probes/common/host_root.hpp"
+#include "probes/common/progress.hpp"
+#include "probes/common/units.hpp"
+
+namespace interprobe {
+
+BandwidthRequest bandwidth_plan(const std::string& name) {
+  BandwidthRequest r;
+  r.plan = name;
+  if (name == "quick") {
+    r.sweep.sizes = geometric_sizes(4, 256u << 20, 4);
+    r.sweep.size_budget_s = 0.08;
+    r.sweep.max_samples = 50;
+    r.host_locked = false;
+    r.cuda_every_kind = false;
+  } else if (name == "full") {
+    r.sweep.sizes = geometric_sizes(4, 4ull << 30, 2);
+    r.sweep.size_budget_s = 0.5;
+    r.sweep.max_samples = 400;
+    r.cuda_both_directions = true;
+  } else if (name == "standard") {
+    r.sweep.sizes = geometric_sizes(4, 1u << 30, 2);
+  } else {
+    throw InputError(fmt::format("bandwidth plan '{}': use quick, standard or full", name));
+  }
+  return r;
+}
+
+void validate_request(const BandwidthRequest& r) {
+  for (const auto& e : r.engines)
+    if (e != "host" && e != "cuda")
+      throw InputError(fmt::format("--engine '{}': unknown; use host, cuda or all", e));
+  if (r.engines.empty()) throw InputError("--engine: give host, cuda or all");
+  if (!(r.sweep.target_cv > 0) || r.sweep.target_cv >= 1)
+    throw InputError(fmt::format("--target-cv {}: give a fraction above 0 and below 1, e.g. 0.01 for 1%", r.sweep.target_cv));
+  if (r.host_threads > 1024) throw InputError(fmt::format("--threads {}: give 1 to 1024", r.host_threads));
+  if (r.sweep.sizes.empty()) throw InputError("--sizes: give at least one size");
+}
+
+namespace {
+
+class BandwidthProbe final : public Probe {
+ public:
+  explicit BandwidthProbe(BandwidthRequest r) : request_(std::move(r)) {}
+  std::string name() const override { return "bandwidth"; }
+
+  void run(const ProbeContext& ctx, report::Report& report) override {
+    if (!ctx.root.is_live())
+      throw UnsupportedError("bandwidth measures the live machine; --root replays a tree, so nothing is measured");
+    report.bandwidth = report::BandwidthSection{};
+    report.bandwidth->plan = request_.plan;
+    report.bandwidth->target_cv = request_.sweep.target_cv;
+    numa_ = NumaPlacement::detect();
+    for (const auto& engine : request_.engines) {
+      report.bandwidth->engines.push_back({engine, "ok", std::nullopt, {}});
+      std::size_t index = report.bandwidth->engines.size() - 1;
+      auto set_status = [&](const char* status, const std::string& reason) {
+        report.bandwidth->engines[index].status = status;
+        report.bandwidth->engines[index].reason = reason;
+      };
+      try {
+        if (engine == "host") run_host(ctx, report, index);
+        else run_cuda(ctx, report, index);
+      } catch (const InterruptedError&) {
+        set_status("interrupted", "interrupted");
+        throw;
+      } catch (const UnsupportedError& e) {
+        set_status("unsupported", e.what());
+        if (request_.engines.size() == 1) throw;  // `bw --engine cuda`: exit 4 with the reason
+      } catch (const InputError&) {
+        throw;
+      } catch (const std::exception& e) {
+        set_status("failed", e.what());
+        if (request_.engines.size() == 1) throw;
+      }
+    }
+  }
+
+ private:
+  report::BandwidthEngineStatus& engine_status(report::Report& r, std::size_t index) {
+    return r.bandwidth->engines[index];
+  }
+
+  void run_host(const ProbeContext& ctx, report::Report& report, std::size_t index) {
+    auto& status = engine_status(report, index);
+    if (!numa_->can_place()) status.notes.push_back(numa_->reason());
+    auto nodes = numa_->nodes();
+    int local = nodes.front();
+    if (nodes.size() < 2)
+      status.notes.push_back(fmt::format("remote NUMA copies unavailable: this machine has 1 NUMA node (node{})", local));
+    unsigned threads = request_.host_threads ? request_.host_threads : std::min(8u, numa_->cpus_near(local));
+    std::uint64_t largest = *std::max_element(request_.sweep.sizes.begin(), request_.sweep.sizes.end());
+    // Two buffers per sweep must fit in half of what the kernel says is available.
+    std::uint64_t limit = largest;
+    if (auto avail = host_memory_available_bytes(ctx.root)) limit = std::min<std::uint64_t>(limit, *avail / 4);
+
+    auto lock_limit = locked_memory_limit_bytes();
+    std::vector<HostPathSpec> specs;
+    auto add = [&](const char* kind, int src, int dst, unsigned t, bool locked) {
+      HostPathSpec s;
+      s.kind = kind;
+      s.src_node = src;
+      s.dst_node = dst;
+      s.threads = t;
+      s.locked = locked;
+      s.chunk_bytes = request_.staged_chunk_bytes;
+      s.max_bytes = limit;
+      if (locked && lock_limit) s.max_bytes = std::min<std::uint64_t>(s.max_bytes, *lock_limit / 2);
+      specs.push_back(s);
+    };
+    add("memcpy", local, local, 1, false);
+    if (threads > 1) add("memcpy", local, local, threads, false);
+    if (request_.host_locked) add("memcpy", local, local, threads, true);
+    add("staged", local, local, 2, false);
+    for (int remote : nodes)
+      if (remote != local) {
+        add("memcpy", local, remote, threads, false);
+        add("staged", local, remote, 2, false);
+      }
+    auto cache = std::make_shared<HostBufferCache>(numa_);
+    for (const auto& spec : specs) {
+      auto engine = make_host_engine(spec, numa_, cache);
+      run_one(ctx, report, *engine, std::nullopt);
+    }
+  }
+
+  void run_cuda(const ProbeContext& ctx, report::Report& report, std::size_t index) {
+    CudaPlan plan;
+    plan.every_kind = request_.cuda_every_kind;
+    plan.both_directions = request_.cuda_both_directions;
+    CudaPaths paths = make_cuda_paths(plan, numa_, ctx.root);
+    auto& notes = engine_status(report, index).notes;
+    notes.insert(notes.end(), paths.notes.begin(), paths.notes.end());
+    for (auto& engine : paths.engines) {
+      std::optional<ExpectedRate> expected;
+      if (report.topology) expected = expected_rate(*report.topology, engine->describe(), paths.gpu_bdf);
+      run_one(ctx, report, *engine, expected);
+      engine.reset();  // frees its GPU and pinned memory before the next path
+    }
+    std::vector<PeerClaimInput> claims;
+    for (const auto& c : paths.peer_claims) claims.push_back({c.src, c.dst, c.can_access_peer});
+    report.bandwidth->p2p_pairs = classify_p2p_pairs(claims, report.bandwidth->sweeps);
+  }
+
+  // One path: its sweep record goes into the report first, each size as it finishes.
+  void run_one(const ProbeContext& ctx, report::Report& report, CopyEngine& engine,
+               const std::optional<ExpectedRate>& expected) {
+    auto& sweeps = report.bandwidth->sweeps;
+    sweeps.push_back(engine.describe());
+    std::size_t at = sweeps.size() - 1;
+    if (expected) {
+      sweeps[at].expected_gbps = expected->gbps;
+      sweeps[at].expected_basis = expected->basis;
+    }
+    SweepOptions options = request_.sweep;
+    bool capped = false;
+    options.sizes = cap_sizes(options.sizes, engine.max_bytes(), capped);
+    if (options.sizes.empty()) {
+      sweeps[at].status = "unsupported";
+      sweeps[at].reason = "no size fits: the buffers exceed free memory or the locked-memory limit (ulimit -l)";
+      return;
+    }
+    if (capped)
+      sweeps[at].notes.push_back(fmt::format("sizes capped at {}: larger buffers do not fit in memory (or the "
+                                             "locked-memory limit)",
+                                             format_bytes(engine.max_bytes())));
+    std::string label = fmt::format("bandwidth {} {} {}->{}", sweeps[at].engine, sweeps[at].kind, sweeps[at].src, sweeps[at].dst);
+    if (sweeps[at].threads && *sweeps[at].threads > 1) label += fmt::format(" x{}", *sweeps[at].threads);
+    if (sweeps[at].memory == "locked") label += " locked";
+    ctx.progress.update(label + "...");
+    auto finish = [&](const char* status, std::optional<std::string> reason) {
+      sweeps[at].status = status;
+      sweeps[at].reason = std::move(reason);
+      sweeps[at].fit = fit_sweep(sweeps[at]);
+      engine.release();
+    };
+    try {
+      run_sweep(engine, options, [&](const report::BandwidthPoint& p) {
+        sweeps[at].points.push_back(p);
+        ctx.progress.update(fmt::format("{}: {} ({}/{}) {} GB/s", label, format_size_label(static_cast<std::uint64_t>(p.bytes)),
+                                        sweeps[at].points.size(), options.sizes.size(), format_gbps(p.gbps)));
+      });
+      finish("complete", std::nullopt);
+    } catch (const InterruptedError&) {
+      finish("interrupted", "interrupted: the finished sizes are kept");
+      throw;
+    } catch (const UnsupportedError& e) {
+      finish("unsupported", e.what());
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      finish("failed", e.what());
+    }
+  }
+
+  BandwidthRequest request_;
+  std::shared_ptr<const NumaPlacement> numa_;
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> make_bandwidth_probe(BandwidthRequest request) {
+  validate_request(request);
+  return std::make_unique<BandwidthProbe>(std::move(request));
+}
+
+}  // namespace interprobe

@@ -1,0 +1,32 @@
+#pragma once
+// The `bandwidth` probe: host sweeps and CUDA sweeps into report.bandwidth, point by point.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "probes/bandwidth/sweep.hpp"
+#include "probes/runner/probe.hpp"
+
+namespace interprobe {
+
+struct BandwidthRequest {
+  std::vector<std::string> engines{"host", "cuda"};  // in the order they run
+  std::string plan = "standard";                     // quick | standard | full | custom
+  SweepOptions sweep;
+  unsigned host_threads = 0;       // 0: the CPUs near the buffers, at most 8
+  bool host_locked = true;         // also sweep mlock'ed buffers
+  bool cuda_every_kind = true;     // SM-kernel variants, pageable, read direction
+  bool cuda_both_directions = false;
+  std::uint64_t staged_chunk_bytes = 4u << 20;
+};
+
+// Plans: quick (run: 4 B..256 MiB, x4 steps, short budgets), standard (4 B..1 GiB), full
+// (4 B..4 GiB, every pair both ways).
+BandwidthRequest bandwidth_plan(const std::string& name);
+
+// Throws InputError naming the option for values no sweep can use.
+void validate_request(const BandwidthRequest& request);
+
+std::unique_ptr<Probe> make_bandwidth_probe(BandwidthRequest request);
+
+}  // namespace interprobe

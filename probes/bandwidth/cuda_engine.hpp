@@ -1,0 +1,38 @@
+#pragma once
+// The CUDA copy engine's paths (cuda_engine.cpp when built with CUDA, cuda_absent.cpp
+// otherwise). No CUDA header here: callers see CopyEngines and plain data.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "probes/bandwidth/copy_engine.hpp"
+
+namespace interprobe {
+
+class HostRoot;
+class NumaPlacement;
+
+struct CudaPlan {
+  bool every_kind = false;       // SM-kernel variants, pageable both ways, read direction
+  bool both_directions = false;  // every ordered GPU pair instead of each pair once
+};
+
+struct PeerClaim {
+  std::string src, dst;  // "gpu0", "gpu1"
+  bool can_access_peer = false;  // cudaDeviceCanAccessPeer(src, dst)
+};
+
+struct CudaPaths {
+  std::vector<std::unique_ptr<CopyEngine>> engines;  // one per path, buffers not yet allocated
+  std::map<std::string, std::string> gpu_bdf;        // "gpu0" -> "0000:1b:00.0"
+  std::vector<PeerClaim> peer_claims;
+  std::vector<std::string> notes;  // e.g. "P2P needs two GPUs: 1 found"
+};
+
+// Throws UnsupportedError with the reason when there is no driver, no device or no CUDA in
+// this build. GPUs are numbered in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID unless the
+// environment already chose), the order the topology section uses.
+CudaPaths make_cuda_paths(const CudaPlan& plan, std::shared_ptr<const NumaPlacement> numa, const HostRoot& root);
+
+}  // namespace interprobe

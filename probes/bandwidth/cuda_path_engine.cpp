@@ -1,0 +1,307 @@
+// Compiled only when the build has CUDA. One engine class runs every CUDA path: buffers on the
+// GPU or in (pinned or pageable, NUMA-placed) host memory, copies queued behind a hold kernel
+// and timed with events, the destination checked against the pattern.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "probes/bandwidth/cuda_kernels.hpp"
+#include "probes/bandwidth/cuda_path.hpp"
+#include "probes/bandwidth/cuda_support.hpp"
+#include "probes/bandwidth/host_memory.hpp"
+#include "probes/bandwidth/pattern.hpp"
+#include "probes/common/units.hpp"
+
+namespace interprobe {
+
+namespace {
+
+using namespace interprobe::cuda;
+
+constexpr std::uint64_t kHoldTimeoutNs = 10'000'000'000ull;
+constexpr std::uint64_t kMaxQueuedOps = 256;  // behind a hold kernel; more could fill the queue and stall enqueue
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// One end of a copy: GPU memory, or host memory (optionally pinned).
+struct Side {
+  int device = -1;
+  DeviceMemory gpu;
+  HostBuffer host;
+  PinnedRegistration pin;
+  void* ptr() const { return device >= 0 ? gpu.get() : static_cast<void*>(host.data()); }
+  void* kernel_ptr() const { return device >= 0 ? gpu.get() : pin.device_pointer(); }
+  void clear() {  // unregister before the memory goes
+    pin = PinnedRegistration();
+    host = HostBuffer();
+    gpu = DeviceMemory();
+    device = -1;
+  }
+};
+
+class CudaPathEngine : public CopyEngine {
+ public:
+  CudaPathEngine(const CudaPathSpec& spec, std::shared_ptr<const NumaPlacement> numa)
+      : spec_(spec), numa_(std::move(numa)) {}
+  ~CudaPathEngine() override { release(); }
+
+  report::BandwidthSweep describe() const override {
+    report::BandwidthSweep s;
+    s.engine = "cuda";
+    s.kind = spec_.kind;
+    s.src = spec_.src_name;
+    s.dst = spec_.dst_name;
+    s.directions = bidir() ? 2 : 1;
+    if (spec_.src < 0 || spec_.dst < 0 || staged()) s.memory = spec_.pinned ? "pinned" : "pageable";
+    else s.memory = "device";
+    if (!spec_.placement_note.empty()) s.notes.push_back(spec_.placement_note);
+    if (sm()) s.notes.push_back(fmt::format("SM copy kernel, up to {} blocks of 512 threads", blocks()));
+    if (spec_.kind == "p2p_off") s.notes.push_back("peer access disabled: cudaMemcpyPeerAsync is staged by the driver");
+    if (staged())
+      s.notes.push_back(fmt::format("D2H then H2D in {} chunks through two pinned halves, overlapped",
+                                    format_bytes(spec_.chunk_bytes)));
+    if (!spec_.pinned) s.notes.push_back("pageable host memory: timed without the hold kernel (the copy blocks the host)");
+    return s;
+  }
+
+  TimingHints timing() const override {
+    TimingHints h;
+    h.min_sample_us = 50;  // events resolve ~0.5 us
+    h.max_copies_per_sample = std::max<std::uint64_t>(1, std::min<std::uint64_t>(128, kMaxQueuedOps / ops_per_copy()));
+    return h;
+  }
+
+  std::uint64_t max_bytes() const override { return spec_.max_bytes; }
+
+  void reserve(std::uint64_t bytes) override {
+    release();
+    bool peer_on = starts_with(spec_.kind, "p2p") && spec_.kind != "p2p_off";
+    if (spec_.src >= 0 && spec_.dst >= 0 && spec_.src != spec_.dst) {
+      set_peer_access(spec_.src, spec_.dst, peer_on);
+      set_peer_access(spec_.dst, spec_.src, peer_on);
+    }
+    src_ = make_side(spec_.src, bytes);
+    dst_ = make_side(spec_.dst, bytes);
+    if (bidir()) {
+      rsrc_ = make_side(spec_.dst, bytes);
+      rdst_ = make_side(spec_.src, bytes);
+    }
+    if (staged()) {
+      bounce_ = HostBuffer(numa_, 2 * spec_.chunk_bytes, spec_.host_node);
+      bounce_.touch();
+      bounce_pin_ = PinnedRegistration(bounce_.data(), bounce_.size());
+    }
+    int a = issuing_device(), b = second_device();
+    stream_a_.emplace(a);
+    start_a_.emplace(a, true);
+    stop_a_.emplace(a, true);
+    if (b >= 0) {
+      stream_b_.emplace(b);
+      start_b_.emplace(b, true);
+      stop_b_.emplace(b, true);
+    }
+    if (staged()) {
+      for (int i = 0; i < 2; ++i) {
+        d2h_done_[i].emplace(spec_.src, false);
+        h2d_done_[i].emplace(spec_.dst, false);
+      }
+    }
+    hold_.emplace();
+  }
+
+  void prepare(std::uint64_t bytes) override {
+    if (!stream_a_ || src_.ptr() == nullptr || (src_.device >= 0 ? src_.gpu.size() : src_.host.size()) < bytes)
+      reserve(bytes);
+    bytes_ = bytes;
+    fill(src_, seed());
+    poison(dst_, seed());
+    if (bidir()) {
+      fill(rsrc_, reverse_seed());
+      poison(rdst_, reverse_seed());
+    }
+    synchronize_devices();
+  }
+
+  double copy_us(std::uint64_t copies) override {
+    bool hold = spec_.pinned && copies * ops_per_copy() <= kMaxQueuedOps;
+    if (hold) {
+      hold_->arm();
+      hold_->hold(*stream_a_, kHoldTimeoutNs);
+      if (bidir()) hold_->hold(*stream_b_, kHoldTimeoutNs);
+    }
+    start_a_->record(*stream_a_);
+    if (bidir()) start_b_->record(*stream_b_);
+    if (staged()) {
+      enqueue_staged(copies);
+    } else {
+      for (std::uint64_t c = 0; c < copies; ++c) {
+        enqueue(*stream_a_, src_, dst_);
+        if (bidir()) enqueue(*stream_b_, rsrc_, rdst_);
+      }
+    }
+    stop_a_->record(*stream_a_);
+    if (bidir()) stop_b_->record(*stream_b_);
+    if (hold) hold_->release();
+    stop_a_->synchronize();
+    double ms = stop_a_->elapsed_ms_since(*start_a_);
+    if (bidir()) {
+      stop_b_->synchronize();
+      ms = std::max<double>(ms, stop_b_->elapsed_ms_since(*start_b_));
+    }
+    if (hold && hold_->timed_out())
+      throw std::runtime_error("the hold kernel timed out: queuing the copies took over 10 s (driver stalled?)");
+    return ms * 1e3;
+  }
+
+  bool verify() override {
+    synchronize_devices();
+    bool ok = mismatches(dst_, seed()) == 0;
+    if (bidir()) ok = mismatches(rdst_, reverse_seed()) == 0 && ok;
+    return ok;
+  }
+
+  void release() override {
+    hold_.reset();
+    for (auto& e : d2h_done_) e.reset();
+    for (auto& e : h2d_done_) e.reset();
+    start_a_.reset();
+    stop_a_.reset();
+    start_b_.reset();
+    stop_b_.reset();
+    stream_a_.reset();
+    stream_b_.reset();
+    counter_.reset();
+    bounce_pin_ = PinnedRegistration();
+    bounce_ = HostBuffer();
+    for (Side* s : {&src_, &dst_, &rsrc_, &rdst_}) s->clear();
+  }
+
+ private:
+  bool sm() const { return spec_.kind.size() > 3 && spec_.kind.compare(spec_.kind.size() - 3, 3, "_sm") == 0; }
+  bool bidir() const { return spec_.kind == "p2p_bidir_ce"; }
+  bool staged() const { return starts_with(spec_.kind, "staged"); }
+  bool peer_copy() const { return starts_with(spec_.kind, "p2p") && !sm(); }
+  std::uint64_t seed() const { return bytes_; }
+  std::uint64_t reverse_seed() const { return bytes_ ^ 0x5bd1e995ull; }
+  int blocks() const { return spec_.sm_count * 4; }
+  std::uint64_t chunks() const { return std::max<std::uint64_t>(1, (bytes_ + spec_.chunk_bytes - 1) / spec_.chunk_bytes); }
+  std::uint64_t ops_per_copy() const { return staged() ? 6 * chunks() : (bidir() ? 2 : 1); }
+
+  // Whose stream runs the copy: the reader for h2d and *_read_*, the writer otherwise.
+  int issuing_device() const {
+    if (spec_.src < 0) return spec_.dst;
+    if (spec_.dst < 0) return spec_.src;
+    return spec_.kind.find("_read_") != std::string::npos ? spec_.dst : spec_.src;
+  }
+  int second_device() const { return bidir() || staged() ? spec_.dst : -1; }
+
+  // Fills run on each GPU's legacy stream, which the non-blocking copy streams do not wait for.
+  void synchronize_devices() {
+    for (int d : {spec_.src, spec_.dst}) {
+      if (d < 0) continue;
+      DeviceGuard guard(d);
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
+  }
+
+  Side make_side(int device, std::uint64_t bytes) {
+    Side s;
+    s.device = device;
+    if (device >= 0) {
+      s.gpu = DeviceMemory(device, bytes);
+      return s;
+    }
+    s.host = HostBuffer(numa_, bytes, spec_.host_node);
+    s.host.touch();
+    if (spec_.pinned) s.pin = PinnedRegistration(s.host.data(), s.host.size());
+    return s;
+  }
+
+  void fill(const Side& s, std::uint64_t seed) {
+    if (s.device < 0) return fill_pattern(s.ptr(), bytes_, seed);
+    DeviceGuard guard(s.device);
+    check(cuda_kernels::launch_fill_pattern(nullptr, s.ptr(), bytes_, seed, blocks()), "pattern fill kernel");
+  }
+
+  // Every byte 0 differs from the pattern's first byte; a copy that did not happen cannot verify.
+  void poison(const Side& s, std::uint64_t seed) {
+    int value = static_cast<unsigned char>(~pattern_byte(0, seed));
+    if (s.device < 0) return (void)std::memset(s.ptr(), value, bytes_);
+    DeviceGuard guard(s.device);
+    check(cudaMemset(s.ptr(), value, bytes_), "cudaMemset");
+  }
+
+  std::uint64_t mismatches(const Side& s, std::uint64_t seed) {
+    if (s.device < 0) return count_pattern_mismatches(s.ptr(), bytes_, seed);
+    DeviceGuard guard(s.device);
+    if (!counter_ || counter_->device() != s.device) counter_.emplace(s.device, sizeof(unsigned long long));
+    check(cudaMemset(counter_->get(), 0, sizeof(unsigned long long)), "cudaMemset");
+    check(cuda_kernels::launch_count_mismatches(nullptr, s.ptr(), bytes_, seed,
+                                                static_cast<unsigned long long*>(counter_->get()), blocks()),
+          "pattern check kernel");
+    unsigned long long bad = 0;
+    check(cudaMemcpy(&bad, counter_->get(), sizeof bad, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return bad;
+  }
+
+  void enqueue(const Stream& stream, const Side& from, const Side& to) {
+    if (sm()) {
+      DeviceGuard guard(stream.device());
+      check(cuda_kernels::launch_copy(stream.get(), to.kernel_ptr(), from.kernel_ptr(), bytes_, blocks()), "copy kernel");
+    } else if (peer_copy()) {
+      check(cudaMemcpyPeerAsync(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream.get()), "cudaMemcpyPeerAsync");
+    } else {
+      check(cudaMemcpyAsync(to.ptr(), from.ptr(), bytes_, cudaMemcpyDefault, stream.get()), "cudaMemcpyAsync");
+    }
+  }
+
+  // D2H of chunk k into half k%2 on the source's stream, H2D out of it on the destination's;
+  // a half is refilled only after its H2D finished. The stop event goes back onto stream A so
+  // both timing events live on one device.
+  void enqueue_staged(std::uint64_t copies) {
+    std::uint64_t per_copy = chunks(), total = per_copy * copies;
+    for (std::uint64_t k = 0; k < total; ++k) {
+      std::uint64_t offset = (k % per_copy) * spec_.chunk_bytes;
+      std::uint64_t length = std::min(spec_.chunk_bytes, bytes_ - offset);
+      int half = static_cast<int>(k % 2);
+      unsigned char* bounce = bounce_.data() + half * spec_.chunk_bytes;
+      if (k >= 2) wait_event(*stream_a_, *h2d_done_[half]);
+      check(cudaMemcpyAsync(bounce, static_cast<unsigned char*>(src_.ptr()) + offset, length, cudaMemcpyDeviceToHost,
+                            stream_a_->get()),
+            "cudaMemcpyAsync");
+      d2h_done_[half]->record(*stream_a_);
+      wait_event(*stream_b_, *d2h_done_[half]);
+      check(cudaMemcpyAsync(static_cast<unsigned char*>(dst_.ptr()) + offset, bounce, length, cudaMemcpyHostToDevice,
+                            stream_b_->get()),
+            "cudaMemcpyAsync");
+      h2d_done_[half]->record(*stream_b_);
+    }
+    stop_b_->record(*stream_b_);
+    wait_event(*stream_a_, *stop_b_);
+  }
+
+  CudaPathSpec spec_;
+  std::shared_ptr<const NumaPlacement> numa_;
+  std::uint64_t bytes_ = 0;
+  Side src_, dst_, rsrc_, rdst_;  // r*: the reverse direction of a bidirectional run
+  HostBuffer bounce_;
+  PinnedRegistration bounce_pin_;
+  std::optional<Stream> stream_a_, stream_b_;
+  std::optional<Event> start_a_, stop_a_, start_b_, stop_b_;
+  std::optional<Event> d2h_done_[2], h2d_done_[2];
+  std::optional<DeviceMemory> counter_;
+  std::optional<HoldFlag> hold_;
+};
+
+}  // namespace
+
+std::unique_ptr<CopyEngine> make_cuda_path_engine(const CudaPathSpec& spec, std::shared_ptr<const NumaPlacement> numa) {
+  return std::make_unique<CudaPathEngine>(spec, std::move(numa));
+}
+
+}  // namespace interprobe

@@ -1,0 +1,89 @@
+#include "probes/bandwidth/expected.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace interprobe {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string link_label(const report::PciLink& l) {
+  std::string speed = l.current_gts ? fmt::format("{:g} GT/s", *l.current_gts) : "? GT/s";
+  std::string width = l.current_width ? fmt::format("x{}", *l.current_width) : "x?";
+  return speed + " " + width;
+}
+
+// NVLink per link and direction: 25 GB/s for NVLink 2-4 (V100, A100, H100), 50 for NVLink 5.
+double nvlink_gbps_per_link(const report::TopologySection& t, const std::string& bdf) {
+  for (const auto& g : t.gpus) {
+    if (g.bdf != bdf) continue;
+    for (const auto& l : g.nvlinks)
+      if (l.version && *l.version >= 5) return 50.0;
+  }
+  return 25.0;
+}
+
+}  // namespace
+
+std::optional<ExpectedRate> pcie_path_to_host(const report::TopologySection& t, const std::string& bdf) {
+  std::optional<ExpectedRate> slowest;
+  std::string current = bdf;
+  for (int depth = 0; depth < 16 && !current.empty(); ++depth) {  // bounded: a cycle in bad data cannot hang
+    const report::PciDevice* d = t.device(current);
+    if (!d) break;
+    if (d->link.current_gbps && *d->link.current_gbps > 0 && (!slowest || *d->link.current_gbps < slowest->gbps))
+      slowest = ExpectedRate{*d->link.current_gbps,
+                             fmt::format("slowest PCIe link {} -> root: {} ({}), raw rate", bdf,
+                                         fmt::format("{:.1f} GB/s", *d->link.current_gbps), link_label(d->link))};
+    current = d->parent_bdf.value_or("");
+  }
+  return slowest;
+}
+
+std::optional<ExpectedRate> expected_rate(const report::TopologySection& t, const report::BandwidthSweep& s,
+                                          const std::map<std::string, std::string>& gpu_bdf) {
+  if (s.engine != "cuda") return std::nullopt;
+  auto bdf_of = [&](const std::string& name) -> std::optional<std::string> {
+    auto it = gpu_bdf.find(name);
+    if (it == gpu_bdf.end()) return std::nullopt;
+    return it->second;
+  };
+  const std::string& k = s.kind;
+  if (starts_with(k, "h2d") || starts_with(k, "d2h")) {
+    auto gpu = bdf_of(starts_with(k, "h2d") ? s.dst : s.src);
+    return gpu ? pcie_path_to_host(t, *gpu) : std::nullopt;
+  }
+  auto a = bdf_of(s.src), b = bdf_of(s.dst);
+  if (!a || !b) return std::nullopt;
+  if (starts_with(k, "staged") || k == "p2p_off") {  // both legs cross the host: the slower one bounds it
+    auto up = pcie_path_to_host(t, *a), down = pcie_path_to_host(t, *b);
+    if (!up || !down) return std::nullopt;
+    ExpectedRate r = up->gbps <= down->gbps ? *up : *down;
+    r.basis = "through host memory; " + r.basis;
+    return r;
+  }
+  if (!starts_with(k, "p2p")) return std::nullopt;
+  for (const auto& pair : t.gpu_pairs) {
+    if (!((pair.a_bdf == *a && pair.b_bdf == *b) || (pair.a_bdf == *b && pair.b_bdf == *a))) continue;
+    std::optional<ExpectedRate> r;
+    if (pair.nvlinks > 0) {
+      double per_link = nvlink_gbps_per_link(t, *a);
+      r = ExpectedRate{pair.nvlinks * per_link,
+                       fmt::format("{} NVLinks x {:.0f} GB/s per direction", pair.nvlinks, per_link)};
+    } else if (pair.bottleneck_gbps) {
+      r = ExpectedRate{*pair.bottleneck_gbps,
+                       fmt::format("slowest PCIe link on the {} path: {:.1f} GB/s raw", pair.pcie_path, *pair.bottleneck_gbps)};
+    }
+    if (r && s.directions == 2) {
+      r->gbps *= 2;
+      r->basis += ", both directions";
+    }
+    return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace interprobe

@@ -1,0 +1,198 @@
+#include "probes/bandwidth/host_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "probes/bandwidth/copy_workers.hpp"
+#include "probes/bandwidth/host_memory.hpp"
+#include "probes/bandwidth/pattern.hpp"
+#include "probes/common/errors.hpp"
+#include "probes/common/stopwatch.hpp"
+#include "probes/common/units.hpp"
+
+namespace interprobe {
+
+namespace {
+
+// Keeps the compiler from merging or dropping repeated copies into the same buffer.
+inline void clobber_memory() { asm volatile("" ::: "memory"); }
+
+class HostEngine : public CopyEngine {
+ public:
+  HostEngine(const HostPathSpec& spec, std::shared_ptr<const NumaPlacement> numa, std::shared_ptr<HostBufferCache> cache)
+      : spec_(spec), numa_(std::move(numa)), cache_(std::move(cache)) {
+    if (!cache_) cache_ = std::make_shared<HostBufferCache>(numa_);
+    spec_.threads = std::max(1u, spec_.threads);
+    if (spec_.kind == "staged") spec_.threads = 2;  // one thread fills the bounce buffer, one drains it
+  }
+
+  report::BandwidthSweep describe() const override {
+    report::BandwidthSweep s;
+    s.engine = "host";
+    s.kind = spec_.kind;
+    s.src = fmt::format("node{}", spec_.src_node);
+    s.dst = fmt::format("node{}", spec_.dst_node);
+    s.memory = spec_.locked ? "locked" : "pageable";
+    s.threads = spec_.threads;
+    if (!numa_->can_place()) s.notes.push_back(numa_->reason());
+    if (spec_.kind == "memcpy" && spec_.threads > 1)
+      s.notes.push_back(fmt::format("copies below {} run on one thread", format_bytes(kMinBytesPerThread * spec_.threads)));
+    if (spec_.kind == "staged")
+      s.notes.push_back(fmt::format("through a bounce buffer of 2 x {} (locked where ulimit -l allows), one thread "
+                                    "filling while one drains",
+                                    format_bytes(spec_.chunk_bytes)));
+    return s;
+  }
+
+  TimingHints timing() const override {
+    TimingHints h;
+    // Thread hand-offs cost microseconds: longer samples keep that out of the spread.
+    h.min_sample_us = spec_.threads > 1 ? 1000 : 250;
+    return h;
+  }
+
+  std::uint64_t max_bytes() const override { return spec_.max_bytes; }
+
+  void reserve(std::uint64_t max_bytes) override {
+    if (src_ && src_->size() >= max_bytes) return;
+    release();
+    bool fresh = false;
+    // Memory is written (faulted in) as the sizes grow, in prepare(): the first sizes start at
+    // once and Ctrl-C is answered quickly even before a gigabyte sweep.
+    src_ = &cache_->get("src", spec_.src_node, max_bytes, fresh);
+    dst_ = &cache_->get("dst", spec_.dst_node, max_bytes, fresh);
+    if (spec_.locked) {
+      src_->lock(max_bytes);
+      dst_->lock(max_bytes);
+    }
+    if (spec_.kind == "staged") {
+      bounce_ = &cache_->get("bounce", spec_.src_node, 2 * spec_.chunk_bytes, fresh);
+      if (fresh) {
+        try {
+          bounce_->lock();  // as a GPU staging buffer would be
+        } catch (const UnsupportedError&) {
+          // Under a small RLIMIT_MEMLOCK it stays pageable; the host leg is the same copy.
+        }
+        bounce_->touch();
+      }
+    }
+    if (spec_.threads > 1) workers_ = std::make_unique<CopyWorkers>(spec_.threads, numa_, spec_.src_node);
+  }
+
+  void prepare(std::uint64_t bytes) override {
+    if (!src_ || src_->size() < bytes) reserve(bytes);
+    bytes_ = bytes;
+    // The source pattern is written once per buffer; each size poisons the destination, so a
+    // copy that did not happen (or went elsewhere) cannot verify.
+    if (src_->written_bytes < bytes) {
+      fill_pattern(src_->data() + src_->written_bytes, bytes - src_->written_bytes, src_->written_bytes + 1);
+      src_->written_bytes = bytes;
+    }
+    std::memset(dst_->data(), static_cast<unsigned char>(~src_->data()[0]), bytes);
+    dst_->written_bytes = std::max<std::size_t>(dst_->written_bytes, bytes);
+  }
+
+  double copy_us(std::uint64_t copies) override {
+    Stopwatch clock;
+    if (spec_.kind == "staged") staged(copies);
+    else memcpy_copies(copies);
+    return clock.elapsed_us();
+  }
+
+  bool verify() override { return std::memcmp(dst_->data(), src_->data(), bytes_) == 0; }
+
+  void release() override {
+    workers_.reset();
+    if (spec_.locked) {  // the cache keeps the memory for the next sweep, unlocked
+      if (src_) src_->unlock();
+      if (dst_) dst_->unlock();
+    }
+    src_ = dst_ = bounce_ = nullptr;
+  }
+
+ private:
+  void memcpy_copies(std::uint64_t copies) {
+    unsigned threads = workers_ ? workers_->size() : 1;
+    if (threads == 1 || bytes_ < kMinBytesPerThread * threads) {
+      for (std::uint64_t c = 0; c < copies; ++c) {
+        std::memcpy(dst_->data(), src_->data(), bytes_);
+        clobber_memory();
+      }
+      return;
+    }
+    // Each thread copies its share `copies` times; cache-line aligned shares avoid false sharing.
+    std::uint64_t share = (bytes_ / threads + 63) & ~std::uint64_t{63};
+    workers_->run([&](unsigned w) {
+      std::uint64_t begin = std::min<std::uint64_t>(bytes_, w * share);
+      std::uint64_t end = std::min<std::uint64_t>(bytes_, begin + share);
+      for (std::uint64_t c = 0; c < copies && end > begin; ++c) {
+        std::memcpy(dst_->data() + begin, src_->data() + begin, end - begin);
+        clobber_memory();
+      }
+    });
+  }
+
+  void staged(std::uint64_t copies) {
+    std::uint64_t chunk = spec_.chunk_bytes;
+    std::uint64_t chunks_per_copy = (bytes_ + chunk - 1) / chunk;
+    auto chunk_range = [&](std::uint64_t k, std::uint64_t& offset, std::uint64_t& length) {
+      offset = (k % chunks_per_copy) * chunk;
+      length = std::min(chunk, bytes_ - offset);
+    };
+    std::uint64_t total = chunks_per_copy * copies;
+    if (chunks_per_copy < 2 || !workers_) {  // nothing to overlap: one thread, in and out
+      for (std::uint64_t k = 0; k < total; ++k) {
+        std::uint64_t off, len;
+        chunk_range(k, off, len);
+        std::memcpy(bounce_->data(), src_->data() + off, len);
+        clobber_memory();
+        std::memcpy(dst_->data() + off, bounce_->data(), len);
+        clobber_memory();
+      }
+      return;
+    }
+    produced_.store(0);
+    consumed_.store(0);
+    workers_->run([&](unsigned w) {
+      for (std::uint64_t k = 0; k < total; ++k) {
+        std::uint64_t off, len;
+        chunk_range(k, off, len);
+        unsigned char* half = bounce_->data() + (k % 2) * chunk;
+        auto k32 = static_cast<std::uint32_t>(k);
+        if (w == 1) {  // producer: fill half k%2 once the consumer has drained it
+          wait_for(consumed_, [k32](std::uint32_t c) { return k32 < c + 2; });
+          std::memcpy(half, src_->data() + off, len);
+          produced_.store(k32 + 1, std::memory_order_release);
+          produced_.notify_one();
+        } else if (w == 0) {  // consumer: drain half k%2 once it is full
+          wait_for(produced_, [k32](std::uint32_t p) { return p > k32; });
+          std::memcpy(dst_->data() + off, half, len);
+          consumed_.store(k32 + 1, std::memory_order_release);
+          consumed_.notify_one();
+        }
+      }
+    });
+  }
+
+  HostPathSpec spec_;
+  std::shared_ptr<const NumaPlacement> numa_;
+  std::shared_ptr<HostBufferCache> cache_;
+  HostBuffer *src_ = nullptr, *dst_ = nullptr, *bounce_ = nullptr;
+  std::unique_ptr<CopyWorkers> workers_;
+  std::uint64_t bytes_ = 0;
+  std::atomic<std::uint32_t> produced_{0}, consumed_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<CopyEngine> make_host_engine(const HostPathSpec& spec, std::shared_ptr<const NumaPlacement> numa,
+                                             std::shared_ptr<HostBufferCache> cache) {
+  if (spec.kind != "memcpy" && spec.kind != "staged")
+    throw InputError(fmt::format("host engine: unknown copy kind '{}' (memcpy or staged)", spec.kind));
+  if (!numa) numa = NumaPlacement::detect();
+  return std::make_unique<HostEngine>(spec, std::move(numa), std::move(cache));
+}
+
+}  // namespace interprobe

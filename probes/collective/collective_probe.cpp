@@ -1,0 +1,261 @@
+#include "probes/collective/collective_probe.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "probes/collective/allreduce_sweep.hpp"
+#include "probes/collective/child_process.hpp"
+#include "probes/collective/mpi_world.hpp"
+#include "probes/collective/nccl_backend.hpp"
+#include "probes/collective/nccl_environment.hpp"
+#include "probes/collective/nccl_log.hpp"
+#include "probes/common/dynlib.hpp"
+#include "probes/common/errors.hpp"
+#include "probes/common/host_root.hpp"
+#include "probes/common/progress.hpp"
+#include "report/model/json.hpp"
+
+namespace interprobe::collective {
+
+namespace {
+
+// The variant whose environment this process's NCCL has read (it reads it only once).
+std::optional<std::string>& nccl_variant_of_this_process() {
+  static std::optional<std::string> variant;
+  return variant;
+}
+
+// Ranks compare their options before the first collective: a rank started with other options
+// would call other collectives and every rank would wait for ever.
+void agree_on_options(RankGroup& group, const std::string& mine) {
+  if (group.process_count() == 1) return;
+  std::vector<std::byte> blob(mine.size());
+  std::transform(mine.begin(), mine.end(), blob.begin(), [](char c) { return static_cast<std::byte>(c); });
+  const auto theirs = group.broadcast(blob);
+  const bool same = theirs == blob;
+  const std::uint64_t differing = group.sum_over_processes(same ? 0 : 1);
+  if (differing == 0) return;
+  std::string rank0(theirs.size(), ' ');
+  std::transform(theirs.begin(), theirs.end(), rank0.begin(), [](std::byte b) { return static_cast<char>(b); });
+  if (same)
+    throw InputError(fmt::format("{} of {} MPI ranks were started with options other than rank 0's ({}); give every rank "
+                                 "the same allreduce options",
+                                 differing, group.process_count(), rank0));
+  throw InputError(fmt::format("MPI rank {} was started with options other than rank 0's: rank 0 has '{}', rank {} has "
+                               "'{}'; give every rank the same allreduce options",
+                               group.process_rank(), rank0, group.process_rank(), mine));
+}
+
+class AllreduceProbe final : public Probe {
+ public:
+  AllreduceProbe(CollectiveRequest request, RankGroup& group, BackendFactory factory)
+      : request_(std::move(request)), group_(group), factory_(std::move(factory)) {}
+
+  std::string name() const override { return "collective"; }
+
+  void run(const ProbeContext& ctx, report::Report& report) override {
+    if (!ctx.root.is_live()) throw UnsupportedError("replaying a --root tree: all-reduce sweeps need the live machine");
+    validate_plan(request_.plan);
+    const bool nccl = request_.backend == "nccl";
+    if (!nccl && request_.variants != std::vector<std::string>{"default"})
+      throw InputError("--variant: p2p-off and shm-off are NCCL settings; the MPI backend has only 'default'");
+    if (nccl && group_.process_count() > 1 && request_.variants.size() > 1)
+      throw InputError("--variant: under mpirun give one variant per launch (NCCL reads NCCL_P2P_DISABLE and "
+                       "NCCL_SHM_DISABLE once per process); run mpirun once per variant");
+    agree_on_options(group_, digest_text(request_.plan, request_.backend, request_.variants));
+    if (!report.collective) report.collective.emplace();
+    for (const auto& variant : request_.variants) {
+      const auto& applied = nccl_variant_of_this_process();
+      if (nccl && applied && *applied != variant) run_in_child(variant, *report.collective);
+      else run_here(ctx, variant, *report.collective);
+    }
+    if (!first_failure_.empty()) throw std::runtime_error(first_failure_);
+  }
+
+ private:
+  void run_here(const ProbeContext& ctx, const std::string& variant, report::CollectiveSection& section) {
+    const bool nccl = request_.backend == "nccl";
+    ScopedEnvironment env(nccl ? variant_environment(variant) : std::map<std::string, std::string>{});
+    NcclLogCapture* log = nccl ? &NcclLogCapture::for_this_process() : nullptr;  // before NCCL starts
+    if (nccl) nccl_variant_of_this_process() = variant;
+    NcclLogSummary log_summary;
+    std::unique_ptr<CollectiveBackend> backend;
+    for (Dtype dtype : request_.plan.dtypes) {
+      if (!backend) backend = factory_(group_, variant);  // UnsupportedError leaves the probe unsupported
+      section.allreduce.push_back(sweep_header(*backend, variant, dtype, nccl));
+      auto& sweep = section.allreduce.back();
+      SweepObserver observer;
+      if (group_.process_rank() == 0)
+        observer.progress = [&](const std::string& line) { ctx.progress.update(fmt::format("all-reduce {} {}", variant, line)); };
+      try {
+        run_allreduce_sweep(*backend, request_.plan, dtype, sweep, observer);
+      } catch (const CollectiveHang& hang) {
+        sweep.status = "hung";
+        sweep.reason = hang.what();
+        sweep.hung_at_bytes = static_cast<std::int64_t>(hang.bytes());
+        backend.reset();  // aborted: the next type starts a new communicator
+      } catch (const InterruptedError&) {
+        sweep.status = "interrupted";
+        sweep.reason = "interrupted";
+        attach_log(log, log_summary, sweep);
+        throw;
+      } catch (const InputError&) {
+        throw;
+      } catch (const std::exception& e) {
+        // Only this process saw it: the others would wait in the next collective for ever.
+        if (group_.process_count() > 1) group_.abort_all(fmt::format("all-reduce sweep failed: {}", e.what()), 3);
+        sweep.status = "failed";
+        sweep.reason = e.what();
+        if (first_failure_.empty()) first_failure_ = e.what();
+        backend.reset();
+      }
+      attach_log(log, log_summary, sweep);
+      sweep.summary = summarize_sweep(sweep.points);
+    }
+  }
+
+  report::AllreduceSweep sweep_header(const CollectiveBackend& backend, const std::string& variant, Dtype dtype, bool nccl) const {
+    report::AllreduceSweep s;
+    s.backend = backend.name();
+    s.ranks = backend.ranks();
+    s.nodes = group_.nodes();
+    s.dtype = to_string(dtype);
+    s.variant = variant;
+    s.library_version = backend.library_version();
+    s.devices = backend.devices();
+    s.warmup_iterations = request_.plan.warmup_iterations;
+    s.timeout_s = nccl ? request_.plan.timeout_s : 0;
+    if (nccl) s.environment = nccl_environment_in_force();
+    if (s.ranks == 1)
+      s.notes.push_back(nccl ? "1 rank: NCCL copies the buffer on one GPU; busbw is 0 by definition (2(n-1)/n) and algbw is "
+                               "that GPU's copy speed, not an interconnect"
+                             : "1 rank: nothing crosses a link and busbw is 0 by definition; start it with "
+                               "`mpirun -np 2` or more");
+    if (!nccl) s.notes.push_back("MPI_Allreduce on host buffers; --timeout does not apply (use mpirun --timeout)");
+    return s;
+  }
+
+  void attach_log(NcclLogCapture* log, NcclLogSummary& so_far, report::AllreduceSweep& sweep) const {
+    if (!log) return;
+    for (const auto& note : log->notes())
+      if (std::find(sweep.notes.begin(), sweep.notes.end(), note) == sweep.notes.end()) sweep.notes.push_back(note);
+    NcclLogSummary this_sweep;
+    const std::string text = log->read_new();
+    parse_nccl_log(text, so_far);     // connections are made once per communicator: keep them
+    parse_nccl_log(text, this_sweep); // algorithms: what this type's calls used
+    sweep.transports = transports_of(so_far);
+    sweep.algorithms = algorithms_of(this_sweep);
+    for (const auto& w : this_sweep.warnings) sweep.notes.push_back(w);
+    if (group_.process_count() > 1) sweep.notes.push_back("transports as rank 0's NCCL log shows its own connections");
+  }
+
+  void run_in_child(const std::string& variant, report::CollectiveSection& section) {
+    auto failed = [&](const std::string& why) {
+      for (Dtype dtype : request_.plan.dtypes) {
+        report::AllreduceSweep s;
+        s.backend = "nccl";
+        s.dtype = to_string(dtype);
+        s.variant = variant;
+        s.status = "failed";
+        s.reason = why;
+        section.allreduce.push_back(s);
+      }
+    };
+    if (request_.self_executable.empty()) {
+      failed("another NCCL variant needs a fresh process and the path of interprobe is unknown; run it with --variant " + variant);
+      return;
+    }
+    auto env = variant_environment(variant);
+    if (auto lib = library_override(VendorLibrary::nccl)) env["INTERPROBE_NCCL_LIB"] = *lib;
+    const double limit_s = request_.plan.timeout_s * static_cast<double>(request_.plan.sizes_bytes.size() + 2) *
+                           static_cast<double>(request_.plan.dtypes.size());
+    ChildResult child = run_child(request_.self_executable, child_arguments(request_, variant), env, limit_s);
+    if (!child.error.empty()) return failed(child.error);
+    if (child.timed_out) return failed(fmt::format("the child process for variant {} did not finish in {:.0f} s; killed", variant, limit_s));
+    try {
+      report::Report theirs = report::parse_report_text(child.out, "report of the child for variant " + variant);
+      const report::ProbeRecord* probe = theirs.probe("collective");
+      if (theirs.collective) {
+        for (auto& s : theirs.collective->allreduce)
+          if (s.variant == variant) section.allreduce.push_back(std::move(s));
+      }
+      if (probe && probe->status != report::ProbeStatus::ok && (!theirs.collective || theirs.collective->allreduce.empty()))
+        failed(fmt::format("variant {} in a child process: {} ({})", variant, report::to_string(probe->status),
+                           probe->reason.value_or("no reason given")));
+    } catch (const InputError& e) {
+      failed(fmt::format("the child process for variant {} exited {} without a readable report: {}", variant, child.exit_code, e.what()));
+    }
+  }
+
+  CollectiveRequest request_;
+  RankGroup& group_;
+  BackendFactory factory_;
+  std::string first_failure_;
+};
+
+std::unique_ptr<CollectiveBackend> real_backend(const std::string& backend, RankGroup& group) {
+  if (backend == "mpi") return make_mpi_backend(group);
+  return make_nccl_backend(group);
+}
+
+class RunCollectiveProbe final : public Probe {
+ public:
+  std::string name() const override { return "collective"; }
+  void run(const ProbeContext& ctx, report::Report& report) override {
+    if (!ctx.root.is_live()) throw UnsupportedError("replaying a --root tree: all-reduce sweeps need the live machine");
+    constexpr const char* kMpiHint =
+        "the MPI backend is not run inside `run`: measure host collectives with `mpirun -np N interprobe allreduce "
+        "--backend mpi`";
+    std::string why;
+    const int gpus = visible_gpu_count(&why);  // compiled out: 0, and why says so
+    if (gpus == 0) throw UnsupportedError(fmt::format("{}; {}", why, kMpiHint));
+    if (gpus == 1)
+      throw UnsupportedError(fmt::format("one GPU: an all-reduce needs two or more ranks; `interprobe allreduce --backend nccl` "
+                                         "measures it anyway; {}",
+                                         kMpiHint));
+    CollectiveRequest request;
+    request.plan = run_plan();
+    AllreduceProbe inner(request, group_, [](RankGroup& g, const std::string&) { return make_nccl_backend(g); });
+    inner.run(ctx, report);
+  }
+
+ private:
+  SingleProcessGroup group_;
+};
+
+}  // namespace
+
+SweepPlan run_plan() {
+  SweepPlan plan;
+  plan.sizes_bytes = geometric_sizes(8, 128ull << 20, 2);
+  plan.samples = 3;
+  plan.warmup_iterations = 3;
+  plan.budget_s = 0.2;
+  return plan;
+}
+
+std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup& group, BackendFactory factory) {
+  return std::make_unique<AllreduceProbe>(std::move(request), group, std::move(factory));
+}
+
+std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup& group) {
+  std::string backend = request.backend;
+  return make_allreduce_probe(std::move(request), group,
+                              [backend](RankGroup& g, const std::string&) { return real_backend(backend, g); });
+}
+
+std::unique_ptr<Probe> make_run_collective_probe() { return std::make_unique<RunCollectiveProbe>(); }
+
+std::vector<std::string> child_arguments(const CollectiveRequest& request, const std::string& variant) {
+  const auto& plan = request.plan;
+  std::string dtypes;
+  for (auto d : plan.dtypes) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : ",", to_string(d));
+  const char* placement = plan.out_of_place && plan.in_place ? "both" : (plan.in_place ? "in-place" : "out-of-place");
+  return {"allreduce", "--backend", request.backend, "--variant", variant, "--sizes", sizes_text(plan.sizes_bytes),
+          "--dtype", dtypes, "--placement", placement, "--iters", std::to_string(plan.iterations),
+          "--samples", std::to_string(plan.samples), "--warmup", std::to_string(plan.warmup_iterations),
+          "--budget", fmt::format("{}", plan.budget_s), "--timeout", fmt::format("{}", plan.timeout_s), "--json", "--quiet"};
+}
+
+}  // namespace interprobe::collective

@@ -1,0 +1,82 @@
+// Compiled only when the build has MPI (INTERPROBE_HAVE_MPI).
+#include <mpi.h>
+
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "probes/collective/mpi_world.hpp"
+#include "probes/common/errors.hpp"
+
+namespace interprobe::collective {
+
+namespace {
+
+// Sums of 16-bit floats, element by element through float: what a GPU's reduction does too.
+template <float (*Decode)(std::uint16_t), std::uint16_t (*Encode)(float)>
+void sum_16bit(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *length; ++i) b[i] = Encode(Decode(a[i]) + Decode(b[i]));
+}
+
+class MpiBackend final : public CollectiveBackend {
+ public:
+  explicit MpiBackend(RankGroup& world) : CollectiveBackend(world) {
+    MPI_Op_create(&sum_16bit<half_to_float, float_to_half>, 1, &half_sum_);
+    MPI_Op_create(&sum_16bit<bfloat16_to_float, float_to_bfloat16>, 1, &bfloat16_sum_);
+  }
+  ~MpiBackend() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    MPI_Op_free(&half_sum_);
+    MPI_Op_free(&bfloat16_sum_);
+  }
+  std::string name() const override { return "mpi"; }
+  int ranks() const override { return group().process_count(); }
+  int rank() const override { return group().process_rank(); }
+  std::string library_version() const override { return mpi_library_version(); }
+
+  void allocate(std::size_t bytes) override {
+    // Written once here so every page is mapped before anything is timed.
+    send_.assign(bytes, std::byte{0});
+    recv_.assign(bytes, std::byte{0});
+  }
+  void write(BufferRole role, int, const std::byte* host, std::size_t bytes) override {
+    std::memcpy(buffer(role, bytes), host, bytes);
+  }
+  void read(BufferRole role, int, std::byte* host, std::size_t bytes) override {
+    std::memcpy(host, buffer(role, bytes), bytes);
+  }
+  void allreduce(std::size_t count, Dtype dtype, bool in_place) override {
+    if (count > static_cast<std::size_t>(INT_MAX))
+      throw InputError(fmt::format("{} elements per rank exceed MPI's int count; lower --max", count));
+    std::byte* recv = buffer(BufferRole::recv, count * element_bytes(dtype));
+    const void* send = in_place ? MPI_IN_PLACE : static_cast<const void*>(send_.data());
+    MPI_Datatype type = dtype == Dtype::float32 ? MPI_FLOAT : MPI_UINT16_T;
+    MPI_Op op = dtype == Dtype::float32 ? MPI_SUM : (dtype == Dtype::float16 ? half_sum_ : bfloat16_sum_);
+    int rc = MPI_Allreduce(send, recv, static_cast<int>(count), type, op, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) throw VendorError("MPI_Allreduce", rc, fmt::format("{} elements of {}", count, to_string(dtype)));
+  }
+  // MPI_Allreduce returns when done. It cannot be aborted and resumed either: a hang here is
+  // ended by the launcher (mpirun --timeout), not by this process.
+  void synchronize(Clock::time_point, std::uint64_t) override {}
+
+ private:
+  std::byte* buffer(BufferRole role, std::size_t bytes) {
+    auto& b = role == BufferRole::send ? send_ : recv_;
+    if (bytes > b.size()) throw std::logic_error("MPI backend: access beyond the allocated buffer");
+    return b.data();
+  }
+  std::vector<std::byte> send_, recv_;
+  MPI_Op half_sum_ = MPI_OP_NULL, bfloat16_sum_ = MPI_OP_NULL;
+};
+
+}  // namespace
+
+std::unique_ptr<CollectiveBackend> make_mpi_backend(RankGroup& world) { return std::make_unique<MpiBackend>(world); }
+
+}  // namespace interprobe::collective

@@ -1,0 +1,311 @@
+// Compiled only when the build has CUDA and nccl.h (INTERPROBE_HAVE_NCCL). The library itself is
+// opened at run time: nccl.h supplies the types and the signatures, never a link dependency.
+#include "probes/collective/nccl_backend.hpp"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "probes/common/dynlib.hpp"
+#include "probes/common/errors.hpp"
+
+namespace interprobe::collective {
+
+namespace {
+
+struct NcclApi {
+  std::unique_ptr<DynamicLibrary> library;
+  decltype(&ncclGetVersion) get_version = nullptr;
+  decltype(&ncclGetErrorString) error_string = nullptr;
+  decltype(&ncclGetUniqueId) get_unique_id = nullptr;
+  decltype(&ncclCommInitAll) comm_init_all = nullptr;
+  decltype(&ncclCommInitRank) comm_init_rank = nullptr;
+  decltype(&ncclCommDestroy) comm_destroy = nullptr;
+  decltype(&ncclCommAbort) comm_abort = nullptr;
+  decltype(&ncclCommGetAsyncError) comm_async_error = nullptr;
+  decltype(&ncclAllReduce) all_reduce = nullptr;
+  decltype(&ncclGroupStart) group_start = nullptr;
+  decltype(&ncclGroupEnd) group_end = nullptr;
+
+  void check(ncclResult_t rc, const char* call) const {
+    if (rc != ncclSuccess) throw VendorError(call, rc, error_string ? error_string(rc) : "NCCL error");
+  }
+};
+
+// Loaded once per process; nullptr with `why` when NCCL cannot be opened or is too old.
+const NcclApi* load_nccl(std::string* why) {
+  static std::unique_ptr<NcclApi> api;
+  static std::string failure;
+  if (api) return api.get();
+  if (!failure.empty()) {
+    *why = failure;
+    return nullptr;
+  }
+  auto loaded = std::make_unique<NcclApi>();
+  std::string error;
+  loaded->library = DynamicLibrary::open(VendorLibrary::nccl, &error);
+  if (!loaded->library) {
+    failure = "NCCL: " + error;
+    *why = failure;
+    return nullptr;
+  }
+  const auto& lib = *loaded->library;
+  bool complete = true;
+  auto bind = [&](auto& slot, const char* name) {
+    slot = lib.symbol<std::remove_pointer_t<std::remove_reference_t<decltype(slot)>>>(name);
+    if (!slot && complete) {
+      complete = false;
+      failure = fmt::format("NCCL at {} lacks {} (too old; interprobe needs NCCL 2.4 or newer)", lib.path(), name);
+    }
+  };
+  bind(loaded->get_version, "ncclGetVersion");
+  bind(loaded->error_string, "ncclGetErrorString");
+  bind(loaded->get_unique_id, "ncclGetUniqueId");
+  bind(loaded->comm_init_all, "ncclCommInitAll");
+  bind(loaded->comm_init_rank, "ncclCommInitRank");
+  bind(loaded->comm_destroy, "ncclCommDestroy");
+  bind(loaded->comm_abort, "ncclCommAbort");
+  bind(loaded->comm_async_error, "ncclCommGetAsyncError");
+  bind(loaded->all_reduce, "ncclAllReduce");
+  bind(loaded->group_start, "ncclGroupStart");
+  bind(loaded->group_end, "ncclGroupEnd");
+  if (!complete) {
+    *why = failure;
+    return nullptr;
+  }
+  api = std::move(loaded);
+  return api.get();
+}
+
+void check_cuda(cudaError_t rc, const char* call) {
+  if (rc != cudaSuccess) throw VendorError(call, rc, cudaGetErrorString(rc));
+}
+
+ncclDataType_t nccl_type(Dtype d) {
+  switch (d) {
+    case Dtype::float32: return ncclFloat32;
+    case Dtype::float16: return ncclFloat16;
+    case Dtype::bfloat16: return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
+std::string version_text(int code) {
+  // NCCL_VERSION(X,Y,Z) is X*10000+Y*100+Z since 2.9, X*1000+Y*100+Z before.
+  if (code >= 10000) return fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
+  return fmt::format("{}.{}.{}", code / 1000, (code % 1000) / 100, code % 100);
+}
+
+struct LocalRank {
+  int device = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  void* send = nullptr;
+  void* recv = nullptr;
+};
+
+class NcclBackend final : public CollectiveBackend {
+ public:
+  NcclBackend(RankGroup& group, const NcclApi& api, int device_count) : CollectiveBackend(group), api_(api) {
+    int version = 0;
+    api_.check(api_.get_version(&version), "ncclGetVersion");
+    version_ = version_text(version);
+    if (group.process_count() == 1) {
+      ranks_ = device_count;
+      locals_.resize(static_cast<std::size_t>(device_count));
+      std::vector<ncclComm_t> comms(locals_.size());
+      std::vector<int> devices(locals_.size());
+      for (int i = 0; i < device_count; ++i) devices[static_cast<std::size_t>(i)] = i;
+      api_.check(api_.comm_init_all(comms.data(), device_count, devices.data()), "ncclCommInitAll");
+      for (std::size_t i = 0; i < locals_.size(); ++i) {
+        locals_[i].device = devices[i];
+        locals_[i].comm = comms[i];
+      }
+    } else {
+      // One GPU per process, by its place on the node; the id travels over MPI.
+      ranks_ = group.process_count();
+      first_rank_ = group.process_rank();
+      locals_.resize(1);
+      locals_[0].device = group.local_process_rank();
+      check_cuda(cudaSetDevice(locals_[0].device), "cudaSetDevice");
+      ncclUniqueId id{};
+      std::vector<std::byte> blob(sizeof id);
+      if (group.process_rank() == 0) {
+        api_.check(api_.get_unique_id(&id), "ncclGetUniqueId");
+        std::memcpy(blob.data(), &id, sizeof id);
+      }
+      blob = group.broadcast(blob);
+      std::memcpy(&id, blob.data(), sizeof id);
+      api_.check(api_.comm_init_rank(&locals_[0].comm, ranks_, id, first_rank_), "ncclCommInitRank");
+    }
+    for (auto& l : locals_) {
+      check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
+      check_cuda(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    }
+  }
+
+  ~NcclBackend() override {
+    for (auto& l : locals_) {
+      cudaSetDevice(l.device);
+      if (l.comm && !aborted_) api_.comm_destroy(l.comm);
+      if (l.send) cudaFree(l.send);
+      if (l.recv) cudaFree(l.recv);
+      if (l.stream) cudaStreamDestroy(l.stream);
+    }
+  }
+
+  std::string name() const override { return "nccl"; }
+  int ranks() const override { return ranks_; }
+  int rank() const override { return first_rank_; }
+  int local_ranks() const override { return static_cast<int>(locals_.size()); }
+  std::string library_version() const override { return version_; }
+  std::vector<std::string> devices() const override {
+    std::vector<std::string> out;
+    for (const auto& l : locals_) {
+      cudaDeviceProp prop{};
+      char bus[32] = {};
+      std::string name = cudaGetDeviceProperties(&prop, l.device) == cudaSuccess ? prop.name : "unknown GPU";
+      if (cudaDeviceGetPCIBusId(bus, sizeof bus, l.device) != cudaSuccess) std::strcpy(bus, "unknown bus");
+      out.push_back(fmt::format("{}: {} ({})", l.device, name, bus));
+    }
+    return out;
+  }
+
+  void allocate(std::size_t bytes) override {
+    for (auto& l : locals_) {
+      check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
+      if (l.send) cudaFree(l.send);
+      if (l.recv) cudaFree(l.recv);
+      l.send = l.recv = nullptr;
+      check_cuda(cudaMalloc(&l.send, std::max<std::size_t>(bytes, 1)), "cudaMalloc(send)");
+      check_cuda(cudaMalloc(&l.recv, std::max<std::size_t>(bytes, 1)), "cudaMalloc(recv)");
+    }
+    allocated_ = bytes;
+  }
+  void write(BufferRole role, int local, const std::byte* host, std::size_t bytes) override {
+    auto& l = at(local, bytes);
+    check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
+    check_cuda(cudaMemcpy(role == BufferRole::send ? l.send : l.recv, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)");
+  }
+  void read(BufferRole role, int local, std::byte* host, std::size_t bytes) override {
+    auto& l = at(local, bytes);
+    check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
+    check_cuda(cudaMemcpy(host, role == BufferRole::send ? l.send : l.recv, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(D2H)");
+  }
+  void allreduce(std::size_t count, Dtype dtype, bool in_place) override {
+    if (aborted_) throw std::logic_error("NCCL communicator was aborted");
+    // One thread drives several GPUs: the group makes NCCL launch them together.
+    api_.check(api_.group_start(), "ncclGroupStart");
+    for (auto& l : locals_) {
+      const void* send = in_place ? l.recv : l.send;
+      ncclResult_t rc = api_.all_reduce(send, l.recv, count, nccl_type(dtype), ncclSum, l.comm, l.stream);
+      if (rc != ncclSuccess) {
+        api_.group_end();
+        api_.check(rc, "ncclAllReduce");
+      }
+    }
+    api_.check(api_.group_end(), "ncclGroupEnd");
+  }
+
+  // The watchdog: polls every stream until done; past the deadline aborts the communicators,
+  // which makes NCCL's kernels give up, and reports the hang.
+  void synchronize(Clock::time_point deadline, std::uint64_t bytes) override {
+    const auto started = Clock::now();
+    for (std::size_t polls = 0;; ++polls) {
+      bool all_done = true;
+      for (auto& l : locals_) {
+        cudaError_t rc = cudaStreamQuery(l.stream);
+        if (rc == cudaErrorNotReady) {
+          all_done = false;
+          continue;
+        }
+        check_cuda(rc, "cudaStreamQuery");
+      }
+      if (all_done) return;
+      for (auto& l : locals_) {
+        ncclResult_t async = ncclSuccess;
+        api_.check(api_.comm_async_error(l.comm, &async), "ncclCommGetAsyncError");
+        if (async != ncclSuccess && async != ncclInProgress) {
+          abort_all_comms();
+          api_.check(async, "NCCL asynchronous error");
+        }
+      }
+      const auto now = Clock::now();
+      if (now > deadline) {
+        abort_all_comms();
+        throw CollectiveHang(bytes, std::chrono::duration<double>(now - started).count(),
+                             "ncclCommAbort called; the communicator is gone");
+      }
+      // Busy-poll first (small all-reduces take microseconds), then back off.
+      if (std::chrono::duration<double>(now - started).count() > 0.5) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      else if (polls % 64 == 63) std::this_thread::yield();
+    }
+  }
+
+ private:
+  LocalRank& at(int local, std::size_t bytes) {
+    if (local < 0 || static_cast<std::size_t>(local) >= locals_.size() || bytes > allocated_)
+      throw std::logic_error("NCCL backend: access beyond the allocated buffers");
+    return locals_[static_cast<std::size_t>(local)];
+  }
+  void abort_all_comms() {
+    if (aborted_) return;
+    aborted_ = true;
+    for (auto& l : locals_)
+      if (l.comm) api_.comm_abort(l.comm);
+  }
+
+  const NcclApi& api_;
+  std::string version_;
+  int ranks_ = 0;
+  int first_rank_ = 0;
+  std::vector<LocalRank> locals_;
+  std::size_t allocated_ = 0;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+bool nccl_compiled_in() { return true; }
+
+int visible_gpu_count(std::string* why) {
+  int count = 0;
+  cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    if (why) *why = fmt::format("no usable GPU: cudaGetDeviceCount: {} ({})", cudaGetErrorString(rc), static_cast<int>(rc));
+    return 0;
+  }
+  if (count == 0 && why) *why = "no GPU: the CUDA runtime sees no device";
+  return count;
+}
+
+std::unique_ptr<CollectiveBackend> make_nccl_backend(RankGroup& group) {
+  std::string why;
+  int devices = visible_gpu_count(&why);
+  const NcclApi* api = devices > 0 ? load_nccl(&why) : nullptr;
+  if (api && group.process_count() > 1 && group.local_process_count() > devices) {
+    api = nullptr;
+    why = fmt::format("{} ranks on this node but {} GPU(s): start at most one rank per GPU", group.local_process_count(), devices);
+  }
+  if (group.process_count() > 1) {
+    // Every rank must learn when one cannot start, or the others wait for its id for ever.
+    const std::uint64_t failing = group.sum_over_processes(api ? 0 : 1);
+    if (failing > 0) {
+      throw UnsupportedError(api ? fmt::format("{} of {} ranks cannot run NCCL (see their messages)", failing, group.process_count())
+                                 : why);
+    }
+    try {
+      return std::make_unique<NcclBackend>(group, *api, devices);
+    } catch (const std::exception& e) {
+      group.abort_all(fmt::format("NCCL initialization failed: {}", e.what()), 3);
+    }
+  }
+  if (!api) throw UnsupportedError(why);
+  return std::make_unique<NcclBackend>(group, *api, devices);
+}
+
+}  // namespace interprobe::collective

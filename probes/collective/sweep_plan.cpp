@@ -1,0 +1,106 @@
+#include "probes/collective/sweep_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "probes/common/errors.hpp"
+#include "probes/common/text.hpp"
+#include "probes/common/units.hpp"
+
+namespace interprobe::collective {
+
+std::vector<std::uint64_t> geometric_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor) {
+  if (min_bytes == 0) throw InputError("--min 0: the smallest all-reduce must be at least one element; give e.g. --min 8");
+  if (max_bytes < min_bytes)
+    throw InputError(fmt::format("--max {} is smaller than --min {}; give --max at least as large as --min",
+                                 format_size_label(max_bytes), format_size_label(min_bytes)));
+  if (!(factor > 1.0) || !std::isfinite(factor))
+    throw InputError(fmt::format("--factor {}: must be greater than 1 (sizes grow by it), e.g. --factor 2", factor));
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t size = min_bytes; size <= max_bytes;) {
+    sizes.push_back(size);
+    const double next = std::floor(static_cast<double>(size) * factor);
+    if (next >= 1.8e19) break;
+    size = std::max(size + 1, static_cast<std::uint64_t>(next));
+  }
+  return sizes;
+}
+
+std::vector<std::uint64_t> parse_size_list(std::string_view text) {
+  std::vector<std::uint64_t> sizes;
+  for (const auto& item : split(text, ',')) {
+    auto entry = trim(item);
+    if (entry.empty()) throw InputError(fmt::format("--sizes '{}': empty entry; give sizes separated by commas, e.g. 8,1K,1M", std::string(text)));
+    auto bytes = parse_size_bytes(entry, "--sizes");
+    if (bytes == 0) throw InputError("--sizes: 0 is not a size; every all-reduce moves at least one element");
+    sizes.push_back(bytes);
+  }
+  if (sizes.empty()) throw InputError("--sizes: no sizes given; e.g. --sizes 8,1M,64M");
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+std::vector<Dtype> parse_dtype_list(std::string_view text) {
+  std::vector<Dtype> dtypes;
+  for (const auto& item : split(text, ',')) {
+    auto name = to_lower(trim(item));
+    auto d = dtype_from(name);
+    if (!d) throw InputError(fmt::format("--dtype '{}': unknown type; use float, half or bfloat16 (comma-separated)", name));
+    if (std::find(dtypes.begin(), dtypes.end(), *d) == dtypes.end()) dtypes.push_back(*d);
+  }
+  if (dtypes.empty()) throw InputError("--dtype: no type given; use float, half or bfloat16");
+  return dtypes;
+}
+
+void parse_placement(std::string_view text, SweepPlan& plan) {
+  if (text == "both") {
+    plan.out_of_place = plan.in_place = true;
+  } else if (text == "out-of-place") {
+    plan.out_of_place = true;
+    plan.in_place = false;
+  } else if (text == "in-place") {
+    plan.out_of_place = false;
+    plan.in_place = true;
+  } else {
+    throw InputError(fmt::format("--placement '{}': use both, out-of-place or in-place", std::string(text)));
+  }
+}
+
+std::uint64_t element_count(std::uint64_t bytes, Dtype dtype) { return bytes / element_bytes(dtype); }
+
+void validate_plan(const SweepPlan& plan) {
+  if (plan.sizes_bytes.empty()) throw InputError("no sizes to measure; give --min/--max or --sizes");
+  if (plan.dtypes.empty()) throw InputError("--dtype: no type given; use float, half or bfloat16");
+  for (auto d : plan.dtypes) {
+    if (plan.sizes_bytes.front() < element_bytes(d))
+      throw InputError(fmt::format("size {} B is smaller than one {} element ({} bytes); raise --min or the smallest --sizes entry",
+                                   plan.sizes_bytes.front(), to_string(d), element_bytes(d)));
+  }
+  if (!plan.out_of_place && !plan.in_place) throw InputError("--placement: nothing to measure");
+  if (plan.iterations < 1) throw InputError(fmt::format("--iters {}: give at least 1", plan.iterations));
+  if (plan.samples < 1) throw InputError(fmt::format("--samples {}: give at least 1", plan.samples));
+  if (plan.warmup_iterations < 0) throw InputError(fmt::format("--warmup {}: give 0 or more", plan.warmup_iterations));
+  if (!(plan.timeout_s > 0)) throw InputError(fmt::format("--timeout {}: give a positive number of seconds", plan.timeout_s));
+  if (plan.budget_s < 0) throw InputError(fmt::format("--budget {}: give 0 (no limit) or more seconds", plan.budget_s));
+}
+
+std::string sizes_text(const std::vector<std::uint64_t>& sizes) {
+  std::string out;
+  for (auto s : sizes) out += fmt::format("{}{}", out.empty() ? "" : ",", s);
+  return out;
+}
+
+std::string digest_text(const SweepPlan& plan, std::string_view backend, const std::vector<std::string>& variants) {
+  std::string dtypes, variant_list;
+  for (auto d : plan.dtypes) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : ",", to_string(d));
+  for (const auto& v : variants) variant_list += fmt::format("{}{}", variant_list.empty() ? "" : ",", v);
+  return fmt::format("backend={} variants={} dtypes={} placement={}{} iters={} samples={} warmup={} budget_s={} timeout_s={} sizes={}",
+                     backend, variant_list, dtypes, plan.out_of_place ? "out" : "", plan.in_place ? "in" : "",
+                     plan.iterations, plan.samples, plan.warmup_iterations, plan.budget_s, plan.timeout_s,
+                     sizes_text(plan.sizes_bytes));
+}
+
+}  // namespace interprobe::collective

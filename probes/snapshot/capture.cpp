@@ -1,0 +1,223 @@
+#include "probes/snapshot/capture.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "probes/common/cpuid.hpp"
+#include "probes/common/text.hpp"
+
+namespace interprobe::snapshot {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMaxHops = 40;
+
+// What the topology and virtualization probes read of every PCI function, captured even
+// when a probe of this build does not read it, so a newer interprobe can replay the snapshot.
+const char* const kPciAttributes[] = {
+    "vendor", "device", "class", "subsystem_vendor", "subsystem_device", "revision", "numa_node",
+    "local_cpulist", "local_cpus", "current_link_speed", "current_link_width", "max_link_speed",
+    "max_link_width", "config", "resource", "driver", "iommu_group", "label", "enable", "sriov_numvfs"};
+
+const char* const kFixedFiles[] = {
+    "/proc/cpuinfo", "/proc/cmdline", "/proc/meminfo", "/proc/self/status", "/proc/self/cgroup", "/proc/1/cgroup",
+    "/proc/1/environ", "/proc/sysinfo", "/proc/sys/kernel/hostname", "/proc/sys/kernel/osrelease", "/etc/os-release",
+    "/etc/hostname", "/.dockerenv", "/.dockerinit", "/run/.containerenv", "/run/systemd/container",
+    "/run/host/container-manager", "/proc/vz", "/proc/bc"};
+
+const std::pair<const char*, int> kFixedTrees[] = {
+    {"/sys/class/dmi/id", 1}, {"/sys/devices/system/node", 2}, {"/sys/hypervisor", 3},
+    {"/sys/kernel/iommu_groups", 3}, {"/proc/xen", 1}, {"/proc/device-tree/hypervisor", 1},
+    {"/sys/firmware/dmi/entries/0-0", 1}};
+
+}  // namespace
+
+Capture::Capture(const HostRoot& source, fs::path out_dir) : source_(source), out_dir_(std::move(out_dir)) {
+  fs::create_directories(out_dir_);
+}
+
+fs::path Capture::out(const std::string& machine_path) const { return out_dir_ / machine_path.substr(1); }
+
+void Capture::make_link(const std::string& machine_path, const std::string& target) {
+  fs::path where = out(machine_path);
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(where, ec))) return;
+  fs::create_directories(where.parent_path(), ec);
+  fs::create_symlink(target, where, ec);
+  if (!ec) ++manifest_.links;
+}
+
+void Capture::copy_file(const std::string& machine_path, const fs::path& host_path) {
+  struct stat st {};
+  if (::stat(host_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if ((st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)) == 0) return;  // write-only sysfs attribute
+  if (fs::exists(out(machine_path))) return;
+  int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    manifest_.unreadable.emplace_back(machine_path, err == EACCES || err == EPERM ? "permission denied (needs root)"
+                                                                                   : std::strerror(err));
+    return;
+  }
+  std::string data;
+  char buffer[8192];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      manifest_.unreadable.emplace_back(machine_path, std::strerror(errno));
+      ::close(fd);
+      return;
+    }
+    if (n == 0) break;
+    data.append(buffer, static_cast<std::size_t>(n));
+    if (data.size() > HostRoot::kDefaultMaxBytes) {
+      manifest_.unreadable.emplace_back(machine_path, "larger than 16 MiB; skipped");
+      ::close(fd);
+      return;
+    }
+  }
+  ::close(fd);
+  write_file(machine_path, data);
+}
+
+void Capture::write_file(const std::string& machine_path, const std::string& content) {
+  fs::path where = out(machine_path);
+  fs::create_directories(where.parent_path());
+  std::ofstream(where, std::ios::binary | std::ios::trunc) << content;
+  ++manifest_.files;
+  manifest_.bytes += content.size();
+}
+
+void Capture::path(const std::string& machine_path, bool list_directory) {
+  std::vector<std::string> pending;
+  for (auto& p : split(machine_path, '/'))
+    if (!p.empty() && p != ".") pending.push_back(p);
+  std::vector<std::string> done;
+  int hops = 0;
+  std::size_t i = 0;
+  while (i < pending.size()) {
+    const std::string part = pending[i++];
+    if (part == "..") {
+      if (!done.empty()) done.pop_back();
+      continue;
+    }
+    done.push_back(part);
+    std::string current;
+    for (const auto& d : done) current += "/" + d;
+    fs::path host = source_.root() / current.substr(1);
+    struct stat st {};
+    if (::lstat(host.c_str(), &st) != 0) return;  // absent: nothing to capture
+    if (S_ISLNK(st.st_mode)) {
+      if (++hops > kMaxHops) return;
+      std::error_code ec;
+      std::string target = fs::read_symlink(host, ec).string();
+      if (ec) return;
+      make_link(current, target);
+      done.pop_back();
+      if (!target.empty() && target.front() == '/') done.clear();
+      std::vector<std::string> rest(pending.begin() + static_cast<long>(i), pending.end());
+      pending.clear();
+      for (auto& p : split(target, '/'))
+        if (!p.empty() && p != ".") pending.push_back(p);
+      pending.insert(pending.end(), rest.begin(), rest.end());
+      i = 0;
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      fs::create_directories(out(current));
+      continue;
+    }
+    if (i == pending.size()) copy_file(current, host);
+    return;
+  }
+  if (!list_directory) return;
+  std::string current;
+  for (const auto& d : done) current += "/" + d;
+  if (current.empty()) return;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(source_.root() / current.substr(1), ec)) {
+    std::error_code lec;
+    if (entry.is_symlink(lec)) make_link(current + "/" + entry.path().filename().string(), fs::read_symlink(entry.path(), lec).string());
+    else if (entry.is_directory(lec)) fs::create_directories(out(current + "/" + entry.path().filename().string()));
+  }
+}
+
+void Capture::tree(const std::string& machine_path, int depth) {
+  path(machine_path, true);
+  auto resolved = source_.canonical(machine_path);
+  if (!resolved || depth <= 0) return;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(source_.root() / resolved->substr(1), ec)) {
+    std::string child = machine_path + "/" + entry.path().filename().string();
+    std::error_code lec;
+    if (entry.is_symlink(lec)) continue;  // recreated by path(); not followed
+    if (entry.is_directory(lec)) tree(child, depth - 1);
+    else path(child, false);
+  }
+}
+
+void Capture::everything_in(const AccessLog& log) {
+  for (const auto& [kind, p] : log.entries()) path(p, kind == AccessLog::Kind::directory);
+}
+
+void Capture::fixed_detection_set() {
+  for (const char* f : kFixedFiles) path(f, false);
+  for (const auto& [dir, depth] : kFixedTrees) tree(dir, depth);
+  path("/sys/bus/pci/devices", true);
+  for (const auto& bdf : source_.list("/sys/bus/pci/devices"))
+    for (const char* attr : kPciAttributes) path("/sys/bus/pci/devices/" + bdf + "/" + attr, false);
+}
+
+void Capture::cpuid(const CpuidSource& source) {
+  if (!source.available()) {
+    manifest_.unreadable.emplace_back("cpuid.txt", source.origin());
+    return;
+  }
+  std::map<std::pair<std::uint32_t, std::uint32_t>, CpuidRegs> leaves;
+  auto take = [&](std::uint32_t leaf, std::uint32_t sub) {
+    if (auto r = source.query(leaf, sub)) leaves[{leaf, sub}] = *r;
+  };
+  auto basic = source.query(0, 0);
+  std::uint32_t basic_max = basic ? std::min<std::uint32_t>(basic->eax, 0x20) : 1;
+  for (std::uint32_t leaf = 0; leaf <= basic_max; ++leaf) take(leaf, 0);
+  take(7, 1);
+  for (std::uint32_t base = 0x40000000; base <= 0x40000f00; base += 0x100) {
+    auto hv = source.query(base, 0);
+    if (!hv || (hv->ebx == 0 && hv->ecx == 0 && hv->edx == 0)) continue;
+    std::uint32_t top = hv->eax >= base && hv->eax <= base + 0x20 ? hv->eax : base + 1;
+    for (std::uint32_t leaf = base; leaf <= top; ++leaf) take(leaf, 0);
+  }
+  auto ext = source.query(0x80000000, 0);
+  std::uint32_t ext_max = ext && ext->eax >= 0x80000000 ? std::min<std::uint32_t>(ext->eax, 0x80000028) : 0x80000000;
+  for (std::uint32_t leaf = 0x80000000; leaf <= ext_max; ++leaf) take(leaf, 0);
+  write_file("/cpuid.txt", format_cpuid_text(leaves));
+}
+
+void Capture::finish() {
+  nlohmann::json m;
+  m["tool"] = "interprobe";
+  m["tool_version"] = manifest_.tool_version;
+  m["created_at"] = manifest_.created_at;
+  m["redacted"] = manifest_.redacted;
+  m["redacted_paths"] = manifest_.redacted_paths;
+  nlohmann::json unreadable = nlohmann::json::array();
+  for (const auto& [p, why] : manifest_.unreadable) unreadable.push_back({{"path", p}, {"reason", why}});
+  m["unreadable"] = unreadable;
+  m["files"] = manifest_.files;
+  m["links"] = manifest_.links;
+  m["bytes"] = manifest_.bytes;
+  std::ofstream(out_dir_ / "manifest.json") << m.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+}  // namespace interprobe::snapshot

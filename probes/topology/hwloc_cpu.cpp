@@ -1,0 +1,111 @@
+// CPU packages through hwloc, pointed at the same root as every other read (HWLOC_FSROOT).
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "interprobe/build_config.hpp"
+#include "probes/common/host_root.hpp"
+#include "probes/common/text.hpp"
+#include "probes/topology/cpu_numa.hpp"
+
+#if INTERPROBE_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+namespace interprobe {
+
+#if INTERPROBE_HAVE_HWLOC
+
+namespace {
+
+// Sets an environment variable for the lifetime of the object and restores the old value:
+// hwloc reads HWLOC_FSROOT / HWLOC_COMPONENTS when the topology loads.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = std::string(old);
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+struct Topology {
+  hwloc_topology_t t = nullptr;
+  ~Topology() {
+    if (t) hwloc_topology_destroy(t);
+  }
+};
+
+std::string cpulist_of(hwloc_const_bitmap_t set) {
+  char* text = nullptr;
+  if (hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return {};
+  std::string out(text);
+  std::free(text);
+  return out;
+}
+
+}  // namespace
+
+bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, std::string* reason) {
+  std::optional<ScopedEnv> fsroot, components;
+  if (!root.is_live()) {
+    fsroot.emplace("HWLOC_FSROOT", root.root().string());
+    // The x86 backend would run CPUID on this machine; a replayed tree has its own CPUs.
+    components.emplace("HWLOC_COMPONENTS", "-x86");
+  }
+  Topology topo;
+  if (hwloc_topology_init(&topo.t) != 0) {
+    *reason = "hwloc_topology_init failed";
+    return false;
+  }
+  // Only packages and cores are wanted: PCI comes from our inventory, NUMA distances from sysfs.
+  hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_cache_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_icache_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+#ifdef HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS
+  hwloc_topology_set_flags(topo.t, HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS | HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS);
+#endif
+  if (hwloc_topology_load(topo.t) != 0) {
+    *reason = "hwloc could not load the topology of " + root.root().string();
+    return false;
+  }
+  int packages = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_PACKAGE);
+  if (packages <= 0) {
+    *reason = "hwloc found no CPU package";
+    return false;
+  }
+  cpu.packages.clear();
+  for (int i = 0; i < packages; ++i) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo.t, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    if (!obj) continue;
+    report::CpuPackage package;
+    package.id = obj->os_index == HWLOC_UNKNOWN_INDEX ? i : static_cast<int>(obj->os_index);
+    if (obj->cpuset) package.cpus = cpulist_of(obj->cpuset);
+    if (const char* model = hwloc_obj_get_info_by_name(obj, "CPUModel")) package.model = std::string(trim(model));
+    cpu.packages.push_back(std::move(package));
+  }
+  int cores = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_CORE);
+  if (cores > 0) cpu.cores = cores;
+  cpu.packages_source = "hwloc";
+  return true;
+}
+
+#else
+
+bool read_packages_with_hwloc(const HostRoot&, report::CpuTopology&, std::string* reason) {
+  *reason = "compiled out: hwloc; rebuild with -DINTERPROBE_WITH_HWLOC=ON (packages read from sysfs instead)";
+  return false;
+}
+
+#endif
+
+}  // namespace interprobe

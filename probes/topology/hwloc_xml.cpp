@@ -1,0 +1,227 @@
+// The topology from an hwloc XML export, through hwloc's XML importer (no parser of our own).
+#include "probes/topology/hwloc_xml.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "interprobe/build_config.hpp"
+#include "probes/common/errors.hpp"
+#include "probes/common/host_root.hpp"
+#include "probes/topology/cpu_numa.hpp"
+#include "probes/topology/pci_inventory.hpp"
+#include "probes/topology/pci_kind.hpp"
+#include "probes/topology/pci_names.hpp"
+
+#if INTERPROBE_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+namespace interprobe {
+
+int nvlinks_from_bandwidth_mbps(unsigned long long mbps) {
+  if (mbps == 0) return 0;
+  // hwloc's NVML backend adds 20000 MB/s per NVLink 1 link and 25000 per NVLink 2-4 link.
+  if (mbps % 25000 != 0 && mbps % 20000 == 0) return static_cast<int>(mbps / 20000);
+  return static_cast<int>(std::lround(static_cast<double>(mbps) / 25000.0));
+}
+
+#if INTERPROBE_HAVE_HWLOC
+
+namespace {
+
+struct Topology {
+  hwloc_topology_t t = nullptr;
+  ~Topology() {
+    if (t) hwloc_topology_destroy(t);
+  }
+};
+
+std::string bdf_of(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", static_cast<unsigned>(pci.domain), static_cast<unsigned>(pci.bus),
+                     static_cast<unsigned>(pci.dev), static_cast<unsigned>(pci.func));
+}
+
+const hwloc_obj_attr_u::hwloc_pcidev_attr_s* pci_attr(hwloc_obj_t obj) {
+  if (obj->type == HWLOC_OBJ_PCI_DEVICE) return &obj->attr->pcidev;
+  if (obj->type == HWLOC_OBJ_BRIDGE && obj->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) return &obj->attr->bridge.upstream.pci;
+  return nullptr;
+}
+
+std::string cpulist_of(hwloc_const_bitmap_t set) {
+  char* text = nullptr;
+  if (!set || hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return {};
+  std::string out(text);
+  std::free(text);
+  return out;
+}
+
+report::PciDevice device_of(hwloc_topology_t t, hwloc_obj_t obj, const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci, PciNameDatabase& names) {
+  report::PciDevice d;
+  d.bdf = bdf_of(pci);
+  d.vendor_id = fmt::format("{:04x}", static_cast<unsigned>(pci.vendor_id));
+  d.device_id = fmt::format("{:04x}", static_cast<unsigned>(pci.device_id));
+  // hwloc 2 keeps no programming interface: the last two digits read 00.
+  d.class_id = fmt::format("{:04x}00", static_cast<unsigned>(pci.class_id));
+  if (const char* v = hwloc_obj_get_info_by_name(obj, "PCIVendor")) d.vendor_name = std::string(v);
+  else d.vendor_name = names.vendor_name(pci.vendor_id);
+  if (const char* n = hwloc_obj_get_info_by_name(obj, "PCIDevice")) d.device_name = std::string(n);
+  else d.device_name = names.device_name(pci.vendor_id, pci.device_id);
+  if (pci.linkspeed > 0) d.link.current_gbps = static_cast<double>(pci.linkspeed);
+  // The place in the tree: the bridge above, up to the host bridge that names the root bus.
+  for (hwloc_obj_t up = obj->parent; up; up = up->parent) {
+    if (up->type != HWLOC_OBJ_BRIDGE) break;
+    if (up->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+      if (!d.parent_bdf) d.parent_bdf = bdf_of(up->attr->bridge.upstream.pci);
+      continue;
+    }
+    const auto& down = up->attr->bridge.downstream.pci;
+    d.root_bus = fmt::format("pci{:04x}:{:02x}", static_cast<unsigned>(down.domain), static_cast<unsigned>(down.secondary_bus));
+    break;
+  }
+  if (hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(t, obj)) {
+    if (local->nodeset && hwloc_bitmap_weight(local->nodeset) == 1) d.numa_node = hwloc_bitmap_first(local->nodeset);
+    if (local->cpuset) d.local_cpus = cpulist_of(local->cpuset);
+  }
+  d.kind = classify_pci_kind(d, true);
+  return d;
+}
+
+void read_cpu(hwloc_topology_t t, report::CpuTopology& cpu) {
+  int pus = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+  if (pus > 0) cpu.logical_cpus = pus;
+  int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+  if (cores > 0) cpu.cores = cores;
+  int packages = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
+  for (int i = 0; i < packages; ++i) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    report::CpuPackage p;
+    p.id = obj->os_index == HWLOC_UNKNOWN_INDEX ? i : static_cast<int>(obj->os_index);
+    p.cpus = cpulist_of(obj->cpuset);
+    if (const char* model = hwloc_obj_get_info_by_name(obj, "CPUModel")) p.model = std::string(model);
+    cpu.packages.push_back(std::move(p));
+  }
+  if (!cpu.packages.empty()) cpu.packages_source = "hwloc_xml";
+  int nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+  std::vector<hwloc_obj_t> node_objs;
+  for (int i = 0; i < nodes; ++i) {
+    hwloc_obj_t obj = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    report::NumaNode n;
+    n.id = static_cast<int>(obj->os_index);
+    n.cpus = cpulist_of(obj->cpuset);
+    if (obj->attr->numanode.local_memory > 0) n.memory_bytes = static_cast<std::int64_t>(obj->attr->numanode.local_memory);
+    cpu.numa_nodes.push_back(std::move(n));
+    node_objs.push_back(obj);
+  }
+  unsigned nr = 1;
+  hwloc_distances_s* dist = nullptr;
+  if (hwloc_distances_get_by_name(t, "NUMALatency", &nr, &dist, 0) == 0 && nr >= 1 && dist) {
+    for (std::size_t i = 0; i < node_objs.size(); ++i) {
+      for (std::size_t j = 0; j < node_objs.size(); ++j) {
+        hwloc_uint64_t to = 0, from = 0;
+        if (hwloc_distances_obj_pair_values(dist, node_objs[i], node_objs[j], &to, &from) != 0) {
+          cpu.numa_nodes[i].distances.clear();
+          break;
+        }
+        cpu.numa_nodes[i].distances.push_back(static_cast<int>(to));
+      }
+    }
+    hwloc_distances_release(t, dist);
+  }
+  attach_numa_nodes_to_packages(cpu);
+}
+
+// The PCI device a GPU OS device (nvml0, cuda0) hangs off.
+hwloc_obj_t pci_parent(hwloc_obj_t obj) {
+  while (obj && obj->type == HWLOC_OBJ_OS_DEVICE) obj = obj->parent;
+  return obj && obj->type == HWLOC_OBJ_PCI_DEVICE ? obj : nullptr;
+}
+
+void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
+  std::map<std::string, NvmlGpuRecord> by_bdf;
+  for (hwloc_obj_t os = hwloc_get_next_osdev(t, nullptr); os; os = hwloc_get_next_osdev(t, os)) {
+    hwloc_obj_t pci = pci_parent(os);
+    if (!pci || pci->attr->pcidev.vendor_id != 0x10de) continue;
+    auto& rec = by_bdf[bdf_of(pci->attr->pcidev)];
+    rec.bdf = bdf_of(pci->attr->pcidev);
+    if (const char* model = hwloc_obj_get_info_by_name(os, "GPUModel")) rec.name = std::string(model);
+    if (const char* uuid = hwloc_obj_get_info_by_name(os, "NVIDIAUUID")) rec.uuid = std::string(uuid);
+    if (const char* kib = hwloc_obj_get_info_by_name(os, "CUDAGlobalMemorySize")) {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(kib, &end, 10);
+      if (end && *end == '\0' && v > 0) rec.memory_total_bytes = static_cast<std::int64_t>(v * 1024);
+    }
+  }
+  unsigned nr = 1;
+  hwloc_distances_s* dist = nullptr;
+  if (hwloc_distances_get_by_name(t, "NVLinkBandwidth", &nr, &dist, 0) == 0 && nr >= 1 && dist) {
+    for (unsigned i = 0; i < dist->nbobjs; ++i) {
+      hwloc_obj_t from = pci_parent(dist->objs[i]);
+      if (!from || dist->objs[i]->type != HWLOC_OBJ_OS_DEVICE) continue;  // rows of GPUs only
+      auto& rec = by_bdf[bdf_of(from->attr->pcidev)];
+      rec.bdf = bdf_of(from->attr->pcidev);
+      for (unsigned j = 0; j < dist->nbobjs; ++j) {
+        if (i == j) continue;
+        int links = nvlinks_from_bandwidth_mbps(dist->values[i * dist->nbobjs + j]);
+        hwloc_obj_t peer = dist->objs[j];
+        report::NvLinkInfo info;
+        info.active = true;
+        if (peer->type == HWLOC_OBJ_OS_DEVICE && pci_parent(peer)) {
+          info.remote_kind = "gpu";
+          info.remote_bdf = bdf_of(pci_parent(peer)->attr->pcidev);
+        } else if (peer->type == HWLOC_OBJ_PCI_DEVICE) {
+          info.remote_kind = peer->attr->pcidev.vendor_id == 0x10de ? "nvswitch" : "unknown";
+          info.remote_bdf = bdf_of(peer->attr->pcidev);
+        } else {
+          info.remote_kind = "cpu";
+        }
+        for (int k = 0; k < links; ++k) {
+          info.link = static_cast<int>(rec.nvlinks.size());
+          rec.nvlinks.push_back(info);
+        }
+      }
+    }
+    hwloc_distances_release(t, dist);
+  }
+  for (auto& [bdf, rec] : by_bdf) gpu_data.gpus.push_back(std::move(rec));
+}
+
+}  // namespace
+
+void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTopology& gpu_data) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(fmt::format("--hwloc-xml {}: no such file; export one with `lstopo --of xml FILE`", path));
+  Topology topo;
+  if (hwloc_topology_init(&topo.t) != 0) throw InputError("--hwloc-xml: hwloc_topology_init failed");
+  hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_set_xml(topo.t, path.c_str()) != 0)
+    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot open it ({}); give an `lstopo --of xml` export", path, std::strerror(errno)));
+  if (hwloc_topology_load(topo.t) != 0)
+    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot load it ({}); is it an `lstopo --of xml` export?", path, std::strerror(errno)));
+  PciNameDatabase names{HostRoot()};
+  s.pci_devices.clear();
+  for (hwloc_obj_t obj = hwloc_get_next_bridge(topo.t, nullptr); obj; obj = hwloc_get_next_bridge(topo.t, obj))
+    if (const auto* pci = pci_attr(obj)) s.pci_devices.push_back(device_of(topo.t, obj, *pci, names));
+  for (hwloc_obj_t obj = hwloc_get_next_pcidev(topo.t, nullptr); obj; obj = hwloc_get_next_pcidev(topo.t, obj))
+    s.pci_devices.push_back(device_of(topo.t, obj, obj->attr->pcidev, names));
+  std::sort(s.pci_devices.begin(), s.pci_devices.end(), [](const auto& a, const auto& b) { return bdf_less(a.bdf, b.bdf); });
+  s.cpu = report::CpuTopology{};
+  read_cpu(topo.t, s.cpu);
+  read_gpu_os_devices(topo.t, gpu_data);
+}
+
+#else
+
+void read_hwloc_xml(const std::string& path, report::TopologySection&, NvmlTopology&) {
+  throw UnsupportedError(fmt::format("--hwloc-xml {}: compiled out: hwloc; rebuild with -DINTERPROBE_WITH_HWLOC=ON", path));
+}
+
+#endif
+
+}  // namespace interprobe

@@ -1,0 +1,179 @@
+// The recorded-NVML file format (see nvml_topology.hpp) and NVML enum names.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "probes/common/text.hpp"
+#include "probes/topology/nvml_topology.hpp"
+#include "probes/topology/pci_inventory.hpp"
+
+namespace interprobe {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kFormatName = "interprobe-nvml-topology";
+constexpr int kFormatVersion = 1;
+
+const char* const kP2pNames[] = {"ok", "chipset_not_supported", "gpu_not_supported", "topology_not_supported",
+                                 "disabled_by_regkey", "not_supported", "unknown"};
+
+bool is_p2p_name(const std::string& s) {
+  for (const char* n : kP2pNames)
+    if (s == n) return true;
+  return false;
+}
+
+struct RecordingError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::optional<std::string> opt_string(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_string()) throw RecordingError(fmt::format("{}.{}: expected a string", where, key));
+  return j[key].get<std::string>();
+}
+
+std::string req_bdf(const json& j, const char* key, const std::string& where) {
+  auto text = opt_string(j, key, where);
+  if (!text) throw RecordingError(fmt::format("{}.{}: missing", where, key));
+  auto bdf = normalize_bus_id(*text);
+  if (!bdf) throw RecordingError(fmt::format("{}.{}: '{}' is not a PCI address", where, key, text->substr(0, 40)));
+  return *bdf;
+}
+
+std::optional<std::string> opt_p2p(const json& j, const char* key, const std::string& where) {
+  auto v = opt_string(j, key, where);
+  if (v && !is_p2p_name(*v)) throw RecordingError(fmt::format("{}.{}: '{}' is no P2P status", where, key, v->substr(0, 40)));
+  return v;
+}
+
+NvmlGpuRecord parse_gpu(const json& d, const std::string& where) {
+  if (!d.is_object()) throw RecordingError(where + ": expected an object");
+  NvmlGpuRecord gpu;
+  gpu.bdf = req_bdf(d, "pci_bus_id", where);
+  gpu.name = opt_string(d, "name", where);
+  gpu.uuid = opt_string(d, "uuid", where);
+  gpu.virtualization_mode = opt_string(d, "virtualization_mode", where);
+  if (d.contains("memory_total_bytes") && !d["memory_total_bytes"].is_null()) {
+    if (!d["memory_total_bytes"].is_number_integer()) throw RecordingError(where + ".memory_total_bytes: expected an integer");
+    gpu.memory_total_bytes = d["memory_total_bytes"].get<std::int64_t>();
+  }
+  if (d.contains("nvlinks")) {
+    if (!d["nvlinks"].is_array()) throw RecordingError(where + ".nvlinks: expected an array");
+    for (std::size_t i = 0; i < d["nvlinks"].size(); ++i) {
+      const json& l = d["nvlinks"][i];
+      std::string lw = fmt::format("{}.nvlinks[{}]", where, i);
+      if (!l.is_object() || !l.contains("link") || !l["link"].is_number_integer())
+        throw RecordingError(lw + ": expected an object with an integer 'link'");
+      report::NvLinkInfo info;
+      info.link = l["link"].get<int>();
+      if (l.contains("active") && l["active"].is_boolean()) info.active = l["active"].get<bool>();
+      if (l.contains("version") && l["version"].is_number_integer()) info.version = l["version"].get<int>();
+      if (l.contains("remote_pci_bus_id") && !l["remote_pci_bus_id"].is_null()) info.remote_bdf = req_bdf(l, "remote_pci_bus_id", lw);
+      auto kind = opt_string(l, "remote_device_type", lw).value_or("unknown");
+      if (kind == "ibmnpu") kind = "cpu";
+      if (kind != "gpu" && kind != "nvswitch" && kind != "cpu" && kind != "unknown")
+        throw RecordingError(fmt::format("{}.remote_device_type: '{}' is not gpu, nvswitch, ibmnpu or unknown", lw, kind.substr(0, 40)));
+      info.remote_kind = kind;
+      gpu.nvlinks.push_back(std::move(info));
+    }
+  }
+  return gpu;
+}
+
+}  // namespace
+
+std::optional<std::string> normalize_bus_id(const std::string& text) {
+  std::string s = to_lower(trim(text));
+  auto colon = s.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  // NVML writes an 8-digit domain; sysfs a 4-digit one unless the domain needs more.
+  if (colon > 4) {
+    std::size_t zeros = 0;
+    while (zeros < colon - 4 && s[zeros] == '0') ++zeros;
+    s = s.substr(zeros);
+  }
+  if (!is_pci_bdf(s)) return std::nullopt;
+  return s;
+}
+
+std::string p2p_status_name(int status) {
+  if (status >= 0 && status <= 6) return kP2pNames[status];
+  return "unknown";
+}
+
+std::optional<std::string> virtualization_mode_name(int mode) {
+  switch (mode) {
+    case 0: return "none";
+    case 1: return "passthrough";
+    case 2: return "vgpu";
+    case 3: return "host_vgpu";
+    case 4: return "host_vsga";
+    default: return std::nullopt;
+  }
+}
+
+std::optional<NvmlTopology> parse_nvml_recording(const std::string& text, std::string* reason) {
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) throw RecordingError("expected a JSON object");
+    if (j.value("format", std::string()) != kFormatName)
+      throw RecordingError(fmt::format("'format' is not \"{}\"", kFormatName));
+    if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kFormatVersion)
+      throw RecordingError(fmt::format("'version' is not {}; re-record with this interprobe", kFormatVersion));
+    NvmlTopology out;
+    out.source = "recorded";
+    out.driver_version = opt_string(j, "driver_version", "(top level)");
+    if (!j.contains("devices") || !j["devices"].is_array()) throw RecordingError("'devices' must be an array");
+    for (std::size_t i = 0; i < j["devices"].size(); ++i) out.gpus.push_back(parse_gpu(j["devices"][i], fmt::format("devices[{}]", i)));
+    if (j.contains("p2p")) {
+      if (!j["p2p"].is_array()) throw RecordingError("'p2p' must be an array");
+      for (std::size_t i = 0; i < j["p2p"].size(); ++i) {
+        const json& p = j["p2p"][i];
+        std::string where = fmt::format("p2p[{}]", i);
+        if (!p.is_object()) throw RecordingError(where + ": expected an object");
+        NvmlP2pRecord rec;
+        rec.a_bdf = req_bdf(p, "a", where);
+        rec.b_bdf = req_bdf(p, "b", where);
+        rec.status.read = opt_p2p(p, "read", where);
+        rec.status.write = opt_p2p(p, "write", where);
+        rec.status.atomics = opt_p2p(p, "atomics", where);
+        rec.status.nvlink = opt_p2p(p, "nvlink", where);
+        out.p2p.push_back(std::move(rec));
+      }
+    }
+    return out;
+  } catch (const json::exception& e) {
+    *reason = fmt::format("not valid JSON ({})", e.what());
+  } catch (const RecordingError& e) {
+    *reason = e.what();
+  }
+  return std::nullopt;
+}
+
+std::string encode_nvml_recording(const NvmlTopology& data) {
+  auto opt = [](const auto& v) -> json { return v ? json(*v) : json(nullptr); };
+  json j = {{"format", kFormatName}, {"version", kFormatVersion}, {"driver_version", opt(data.driver_version)}};
+  json devices = json::array();
+  for (const auto& g : data.gpus) {
+    json links = json::array();
+    for (const auto& l : g.nvlinks) {
+      links.push_back({{"link", l.link}, {"active", opt(l.active)}, {"version", opt(l.version)},
+                       {"remote_pci_bus_id", opt(l.remote_bdf)}, {"remote_device_type", l.remote_kind == "cpu" ? "ibmnpu" : l.remote_kind}});
+    }
+    devices.push_back({{"pci_bus_id", g.bdf}, {"name", opt(g.name)}, {"uuid", opt(g.uuid)},
+                       {"memory_total_bytes", opt(g.memory_total_bytes)}, {"virtualization_mode", opt(g.virtualization_mode)},
+                       {"nvlinks", links}});
+  }
+  j["devices"] = devices;
+  json p2p = json::array();
+  for (const auto& p : data.p2p)
+    p2p.push_back({{"a", p.a_bdf}, {"b", p.b_bdf}, {"read", opt(p.status.read)}, {"write", opt(p.status.write)},
+                   {"atomics", opt(p.status.atomics)}, {"nvlink", opt(p.status.nvlink)}});
+  j["p2p"] = p2p;
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace interprobe

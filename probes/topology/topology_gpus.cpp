@@ -1,0 +1,131 @@
+// GPUs, GPU pairs and nearest NICs from the PCI inventory (+ NVML when there is some).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "probes/topology/nvml_topology.hpp"
+#include "probes/topology/pci_tree.hpp"
+#include "probes/topology/topology_probe.hpp"
+
+namespace interprobe {
+
+namespace {
+
+struct NvLinkSummary {
+  std::map<std::string, int> direct;   // remote GPU bdf -> active links
+  int to_switches = 0;                 // active links into NVSwitches
+  std::set<std::string> switches;      // their addresses, where known
+  bool switch_address_unknown = false;
+};
+
+NvLinkSummary summarize(const report::Gpu& gpu, const report::TopologySection& s) {
+  NvLinkSummary out;
+  for (const auto& link : gpu.nvlinks) {
+    if (link.active && !*link.active) continue;
+    std::string kind = link.remote_kind;
+    if (kind == "unknown" && link.remote_bdf) {
+      if (const auto* d = s.device(*link.remote_bdf)) kind = d->kind == "nvswitch" ? "nvswitch" : d->kind == "gpu" ? "gpu" : kind;
+    }
+    if (kind == "nvswitch") {
+      ++out.to_switches;
+      if (link.remote_bdf) out.switches.insert(*link.remote_bdf);
+      else out.switch_address_unknown = true;
+    } else if (kind == "gpu" && link.remote_bdf) {
+      ++out.direct[*link.remote_bdf];
+    }
+  }
+  return out;
+}
+
+int nvlinks_between(const report::Gpu& a, const NvLinkSummary& sa, const report::Gpu& b, const NvLinkSummary& sb) {
+  int direct = 0;
+  if (auto it = sa.direct.find(b.bdf); it != sa.direct.end()) direct = it->second;
+  else if (auto jt = sb.direct.find(a.bdf); jt != sb.direct.end()) direct = jt->second;
+  int via_switch = 0;
+  if (sa.to_switches > 0 && sb.to_switches > 0) {
+    bool same_fabric = sa.switch_address_unknown || sb.switch_address_unknown ||
+                       std::any_of(sa.switches.begin(), sa.switches.end(), [&](const std::string& x) { return sb.switches.count(x) > 0; });
+    // NVSwitches forward at full rate: the pair gets the links of the GPU with fewer of them.
+    if (same_fabric) via_switch = std::min(sa.to_switches, sb.to_switches);
+  }
+  return direct + via_switch;
+}
+
+const NvmlP2pRecord* find_p2p(const NvmlTopology* nvml, const std::string& a, const std::string& b) {
+  if (!nvml) return nullptr;
+  for (const auto& p : nvml->p2p)
+    if ((p.a_bdf == a && p.b_bdf == b) || (p.a_bdf == b && p.b_bdf == a)) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
+  PciTree tree(s.pci_devices);
+  s.gpus.clear();
+  s.gpu_pairs.clear();
+  // pci_devices is sorted by BDF: the index is CUDA_DEVICE_ORDER=PCI_BUS_ID order.
+  for (const auto& d : s.pci_devices) {
+    if (d.kind != "gpu") continue;
+    report::Gpu gpu;
+    gpu.index = static_cast<int>(s.gpus.size());
+    gpu.bdf = d.bdf;
+    gpu.name = d.device_name;
+    gpu.numa_node = d.numa_node;
+    gpu.local_cpus = d.local_cpus;
+    s.gpus.push_back(std::move(gpu));
+  }
+  if (nvml) {
+    for (const auto& rec : nvml->gpus) {
+      auto it = std::find_if(s.gpus.begin(), s.gpus.end(), [&](const report::Gpu& g) { return g.bdf == rec.bdf; });
+      if (it == s.gpus.end()) {
+        s.warnings.push_back(fmt::format("NVML ({}) lists GPU {} that the PCI inventory does not show", nvml->source, rec.bdf));
+        continue;
+      }
+      if (rec.name) it->name = rec.name;
+      it->uuid = rec.uuid;
+      it->memory_total_bytes = rec.memory_total_bytes;
+      it->virtualization_mode = rec.virtualization_mode;
+      it->nvlinks = rec.nvlinks;
+    }
+  }
+  // Nearest NICs: every NIC on the best path class from the GPU (GPUDirect RDMA placement).
+  for (auto& gpu : s.gpus) {
+    std::vector<report::NearNic> best;
+    int best_rank = rank_of(PcieClass::unknown) + 1;
+    for (const auto& d : s.pci_devices) {
+      if (d.kind != "nic" && d.kind != "infiniband") continue;
+      PcieClass c = tree.classify(gpu.bdf, d.bdf);
+      int r = rank_of(c);
+      if (r < best_rank) {
+        best.clear();
+        best_rank = r;
+      }
+      if (r == best_rank) best.push_back({d.bdf, d.kind, to_string(c)});
+    }
+    gpu.nearest_nics = std::move(best);
+  }
+  std::vector<NvLinkSummary> links;
+  for (const auto& gpu : s.gpus) links.push_back(summarize(gpu, s));
+  for (std::size_t i = 0; i < s.gpus.size(); ++i) {
+    for (std::size_t j = i + 1; j < s.gpus.size(); ++j) {
+      const auto& a = s.gpus[i];
+      const auto& b = s.gpus[j];
+      report::GpuPair pair;
+      pair.a_bdf = a.bdf;
+      pair.b_bdf = b.bdf;
+      pair.a_index = a.index;
+      pair.b_index = b.index;
+      pair.pcie_path = to_string(tree.classify(a.bdf, b.bdf));
+      pair.nvlinks = nvlinks_between(a, links[i], b, links[j]);
+      pair.path = pair.nvlinks > 0 ? fmt::format("NV{}", pair.nvlinks) : pair.pcie_path;
+      pair.bottleneck_gbps = tree.bottleneck_gbps(a.bdf, b.bdf);
+      if (const auto* p = find_p2p(nvml, a.bdf, b.bdf)) pair.p2p = p->status;
+      s.gpu_pairs.push_back(std::move(pair));
+    }
+  }
+}
+
+}  // namespace interprobe

@@ -1,0 +1,83 @@
+#pragma once
+// The `collective` section (issue 5): all-reduce sweeps in the conventions of nccl-tests
+// (reference.md §7): algbw = bytes / time, busbw = algbw x 2(n-1)/n, out-of-place and in-place
+// per size, every size checked (`wrong` = mismatching elements summed over ranks).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace interprobe::report {
+
+// One size and placement of a sweep. Times are per all-reduce: a sample times a batch of
+// `iterations` back-to-back all-reduces and divides; every rank's sample is taken and the
+// slowest rank's counts (the collective ends when the last rank ends).
+struct AllreducePoint {
+  std::int64_t bytes = 0;
+  std::int64_t count = 0;  // elements per rank
+  std::string dtype;       // float | half | bfloat16
+  bool in_place = false;
+  std::int64_t iterations = 0;  // all-reduces per sample
+  std::int64_t samples = 0;
+  double time_us = 0;  // median over samples
+  double min_us = 0, max_us = 0;
+  double algbw_gbps = 0;  // bytes / time_us, 1e9 bytes/s
+  double busbw_gbps = 0;  // algbw x 2(n-1)/n
+  std::int64_t wrong = 0;  // elements that differed from the exact sum, over all ranks
+};
+
+// Derived from the out-of-place points. Null when the sweep has too few points to say.
+struct AllreduceSummary {
+  std::optional<std::int64_t> latency_bytes;  // the smallest size (8 B by default)
+  std::optional<double> latency_us;           // its time
+  std::optional<double> peak_busbw_gbps;      // the best size
+  // Median busbw over the sizes within 10% of the peak; plateau_from_bytes is the smallest of them.
+  std::optional<double> plateau_busbw_gbps;
+  std::optional<std::int64_t> plateau_from_bytes;
+  // The smallest size whose busbw reaches half the plateau (null with one rank: busbw is 0).
+  std::optional<std::int64_t> half_plateau_bytes;
+  std::int64_t wrong_total = 0;
+};
+
+// A transport NCCL connected ("P2P/CUMEM", "SHM/direct/direct", "NET/IB/0"), from its log.
+struct CollectiveTransport {
+  std::string transport;
+  std::int64_t connections = 0;  // channel connections logged with it
+};
+
+// The algorithm and protocol NCCL chose for one size, from its TUNING log lines.
+struct CollectiveAlgorithm {
+  std::int64_t bytes = 0;
+  std::string algorithm;  // Ring, Tree, NVLS, CollNetDirect, ... as NCCL spells it
+  std::string protocol;   // LL, LL128, Simple
+  std::int64_t calls = 0;
+};
+
+struct AllreduceSweep {
+  std::string backend;  // nccl | mpi
+  std::int64_t ranks = 0;
+  std::int64_t nodes = 1;
+  std::string dtype;
+  std::string variant = "default";  // default | p2p-off | shm-off
+  std::string op = "sum";
+  std::optional<std::string> library_version;  // NCCL "2.28.9", or the MPI library's own line
+  std::vector<std::string> devices;            // GPUs used by this process, "0: NAME (BUS ID)"
+  std::int64_t warmup_iterations = 0;
+  double timeout_s = 0;  // watchdog per size (NCCL); 0 = none
+  std::string status = "complete";  // complete | hung | interrupted | failed
+  std::optional<std::string> reason;
+  std::optional<std::int64_t> hung_at_bytes;  // size whose collective hung and was aborted
+  std::vector<std::string> notes;
+  std::map<std::string, std::string> environment;  // NCCL_* variables in force for this sweep
+  std::vector<CollectiveTransport> transports;
+  std::vector<CollectiveAlgorithm> algorithms;
+  std::vector<AllreducePoint> points;
+  AllreduceSummary summary;
+};
+
+struct CollectiveSection {
+  std::vector<AllreduceSweep> allreduce;
+};
+
+}  // namespace interprobe::report

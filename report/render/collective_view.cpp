@@ -1,0 +1,131 @@
+// The `collective` section: one block per all-reduce sweep, its points as nccl-tests prints
+// them (out-of-place and in-place side by side), then the summary.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "probes/common/units.hpp"
+#include "report/render/document.hpp"
+
+namespace interprobe::render {
+
+namespace {
+
+Cell wrong_cell(std::int64_t wrong) { return wrong == 0 ? Cell("0") : Cell(std::to_string(wrong), Tone::bad); }
+
+Cell status_of(const report::AllreduceSweep& s) {
+  if (s.status == "complete") return {"complete", Tone::good};
+  std::string text = s.status + (s.reason ? ": " + *s.reason : "");
+  return {text, s.status == "interrupted" ? Tone::warn : Tone::bad};
+}
+
+std::string size_text(std::int64_t bytes) { return bytes >= 0 ? format_size_label(static_cast<std::uint64_t>(bytes)) : "-"; }
+
+// One row per size: out-of-place columns, then in-place ones ("-" where not measured).
+Table points_table(const report::AllreduceSweep& s) {
+  Table t;
+  t.caption = "time per all-reduce in microseconds (median of samples, slowest rank), algbw and busbw in GB/s (1e9 B/s)";
+  t.header = {"size", "count", "type", "redop", "out time", "out algbw", "out busbw", "out #wrong",
+              "in time",  "in algbw", "in busbw", "in #wrong"};
+  t.align = std::vector<Align>(t.header.size(), Align::right);
+  t.align[2] = t.align[3] = Align::left;
+  std::map<std::int64_t, std::pair<const report::AllreducePoint*, const report::AllreducePoint*>> by_size;
+  for (const auto& p : s.points) (p.in_place ? by_size[p.bytes].second : by_size[p.bytes].first) = &p;
+  for (const auto& [bytes, pair] : by_size) {
+    const auto* any = pair.first ? pair.first : pair.second;
+    std::vector<Cell> row = {Cell(size_text(bytes)), Cell(std::to_string(any->count)), Cell(any->dtype), Cell(s.op)};
+    for (const auto* p : {pair.first, pair.second}) {
+      if (!p) {
+        for (int i = 0; i < 4; ++i) row.emplace_back("-", Tone::dim);
+        continue;
+      }
+      row.emplace_back(format_us(p->time_us));
+      row.emplace_back(format_gbps(p->algbw_gbps));
+      row.emplace_back(format_gbps(p->busbw_gbps));
+      row.push_back(wrong_cell(p->wrong));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+KeyValues summary_block(const report::AllreduceSweep& s) {
+  const auto& sum = s.summary;
+  KeyValues kv;
+  if (sum.latency_us && sum.latency_bytes)
+    kv.add(fmt::format("latency at {} B", *sum.latency_bytes), fmt::format("{} us", format_us(*sum.latency_us)));
+  if (sum.plateau_busbw_gbps)
+    kv.add("bandwidth plateau", fmt::format("{} GB/s busbw from {} (peak {} GB/s)", format_gbps(*sum.plateau_busbw_gbps),
+                                            size_text(sum.plateau_from_bytes.value_or(-1)),
+                                            format_gbps(sum.peak_busbw_gbps.value_or(0))));
+  else
+    kv.add("bandwidth plateau", Cell(s.ranks <= 1 ? "none: one rank has no bus bandwidth" : "not measured", Tone::dim));
+  if (sum.half_plateau_bytes) kv.add("half the plateau at", size_text(*sum.half_plateau_bytes));
+  kv.add("wrong results", sum.wrong_total == 0 ? Cell("none", Tone::good)
+                                               : Cell(fmt::format("{} elements", sum.wrong_total), Tone::bad));
+  return kv;
+}
+
+// Consecutive sizes with the same choice collapse into one row: "8 .. 64K  Tree/LL".
+Table algorithms_table(const report::AllreduceSweep& s) {
+  Table t{"what NCCL chose per size (its TUNING log)", {"sizes", "algorithm/protocol", "calls"}, {}, {}};
+  std::map<std::int64_t, std::string> choice_of;
+  std::map<std::int64_t, std::int64_t> calls_of;
+  for (const auto& a : s.algorithms) {
+    auto& text = choice_of[a.bytes];
+    text += (text.empty() ? "" : ", ") + a.algorithm + "/" + a.protocol;
+    calls_of[a.bytes] += a.calls;
+  }
+  auto flush = [&](std::int64_t from, std::int64_t to, const std::string& choice, std::int64_t calls) {
+    std::string sizes = from == to ? size_text(from) : size_text(from) + " .. " + size_text(to);
+    t.rows.push_back({Cell(sizes), Cell(choice), Cell(std::to_string(calls))});
+  };
+  std::int64_t from = -1, to = -1, calls = 0;
+  std::string current;
+  for (const auto& [bytes, choice] : choice_of) {
+    if (from >= 0 && choice == current) {
+      to = bytes;
+      calls += calls_of[bytes];
+      continue;
+    }
+    if (from >= 0) flush(from, to, current, calls);
+    from = to = bytes;
+    current = choice;
+    calls = calls_of[bytes];
+  }
+  if (from >= 0) flush(from, to, current, calls);
+  return t;
+}
+
+}  // namespace
+
+void add_collective_view(const report::Report& r, Document& doc) {
+  if (!r.collective) return;
+  for (const auto& s : r.collective->allreduce) {
+    Section section{fmt::format("all-reduce: {} {} {} ranks, {}", s.backend, s.variant, s.ranks, s.dtype), {}};
+    KeyValues kv;
+    kv.add("backend", s.backend + (s.library_version ? " " + *s.library_version : ""));
+    kv.add("ranks", fmt::format("{} on {} node{}", s.ranks, s.nodes, s.nodes == 1 ? "" : "s"));
+    kv.add("variant", s.variant);
+    kv.add("status", status_of(s));
+    for (const auto& d : s.devices) kv.add("device", d);
+    std::string env;
+    for (const auto& [k, v] : s.environment) env += fmt::format("{}{}={}", env.empty() ? "" : " ", k, v);
+    if (!env.empty()) kv.add("environment", Cell(env, Tone::dim));
+    if (!s.transports.empty()) {
+      std::string transports;
+      for (const auto& t : s.transports)
+        transports += fmt::format("{}{} ({} connections)", transports.empty() ? "" : ", ", t.transport, t.connections);
+      kv.add("transports", transports);
+    }
+    if (s.timeout_s > 0) kv.add("watchdog", fmt::format("{:.0f} s per size", s.timeout_s));
+    section.blocks.push_back(std::move(kv));
+    if (!s.points.empty()) section.blocks.push_back(points_table(s));
+    section.blocks.push_back(summary_block(s));
+    if (!s.algorithms.empty()) section.blocks.push_back(algorithms_table(s));
+    for (const auto& note : s.notes) section.blocks.push_back(Paragraph{note, Tone::dim});
+    doc.sections.push_back(std::move(section));
+  }
+}
+
+}  // namespace interprobe::render

@@ -1,0 +1,208 @@
+// `interprobe allreduce` and the collective probe of `run`, through the real binary; the MPI
+// backend under mpirun as CI runs it (skipped when this build has no mpirun).
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "report/model/json.hpp"
+#include "support/run_binary.hpp"
+
+using interprobe::testing::run_interprobe;
+namespace fs = std::filesystem;
+
+extern char** environ;
+
+namespace {
+
+const std::string kMpiexec = INTERPROBE_MPIEXEC;
+
+struct Launch {
+  int exit_code = -1;
+  std::string out, err;
+  double seconds = 0;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// mpiexec ARGS..., stdout through a pipe, stderr into a file; killed after `limit_s`. OpenMPI
+// refuses root without these variables and needs oversubscription on machines with one core;
+// other MPIs ignore them.
+Launch mpiexec(const std::vector<std::string>& args, double limit_s = 180) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  for (const char* v : {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"})
+    env.emplace_back(v);
+  std::vector<std::string> argv_strings = {kMpiexec};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv, envp;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  for (auto& s : env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  char err_path[] = "/tmp/interprobe-mpi-err-XXXXXX";
+  int err_fd = ::mkstemp(err_path);
+  int pipe_fds[2];
+  EXPECT_EQ(::pipe(pipe_fds), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  Launch result;
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, kMpiexec.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  ::close(err_fd);
+  if (rc != 0) {
+    ::close(pipe_fds[0]);
+    ADD_FAILURE() << "cannot start " << kMpiexec;
+    return result;
+  }
+  ::fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  char buffer[65536];
+  int status = 0;
+  for (;;) {
+    ssize_t n;
+    while ((n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0) result.out.append(buffer, static_cast<std::size_t>(n));
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit_s) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      ADD_FAILURE() << "mpiexec still running after " << limit_s << " s: a hang";
+      break;
+    }
+    ::usleep(20000);
+  }
+  ssize_t n;
+  while ((n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0) result.out.append(buffer, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.err = slurp(err_path);
+  ::unlink(err_path);
+  return result;
+}
+
+// The NVIDIA driver's control device: without it no GPU can be used.
+bool have_gpu() { return fs::exists("/dev/nvidiactl"); }
+
+}  // namespace
+
+TEST(AllreduceCli, BadInputIsExitTwoNamingTheOption) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"allreduce", "--backend", "mpi", "--min", "0"}, "--min 0"},
+      {{"allreduce", "--backend", "mpi", "--min", "1M", "--max", "1K"}, "--max"},
+      {{"allreduce", "--backend", "mpi", "--max", "64Q"}, "unknown suffix"},
+      {{"allreduce", "--backend", "gloo"}, "--backend 'gloo'"},
+      {{"allreduce", "--backend", "mpi", "--dtype", "double"}, "--dtype 'double'"},
+      {{"allreduce", "--variant", "p2p"}, "--variant 'p2p'"},
+      {{"allreduce", "--backend", "mpi", "--sizes", "1,2", "--dtype", "float"}, "smaller than one float element"},
+      {{"allreduce", "--backend", "mpi", "--variant", "p2p-off", "--max", "64"}, "NCCL settings"},
+      {{"allreduce", "--sizes", "8", "--min", "16"}, "--min"},
+  };
+  for (const auto& [args, needle] : cases) {
+    auto p = run_interprobe(args);
+    EXPECT_EQ(p.exit_code, 2) << args.back() << "\n" << p.err;
+    EXPECT_NE(p.err.find(needle), std::string::npos) << p.err;
+  }
+}
+
+TEST(AllreduceCli, NcclWithoutAGpuExitsFourWithTheReason) {
+  if (have_gpu()) GTEST_SKIP() << "this machine has a GPU";
+  auto p = run_interprobe({"allreduce", "--backend", "nccl", "--max", "64K", "--json"});
+  EXPECT_EQ(p.exit_code, 4) << p.err;
+  EXPECT_NE(p.err.find("collective cannot run here"), std::string::npos) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_NE(r.probe("collective"), nullptr);
+  EXPECT_EQ(r.probe("collective")->status, interprobe::report::ProbeStatus::unsupported);
+  EXPECT_FALSE(r.probe("collective")->reason.value_or("").empty());
+}
+
+TEST(AllreduceCli, RunRecordsTheCollectiveProbeUnsupportedWithoutGpus) {
+  if (have_gpu()) GTEST_SKIP() << "this machine has a GPU";
+  auto p = run_interprobe({"run", "--json", "-q"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  const auto* probe = r.probe("collective");
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(probe->status, interprobe::report::ProbeStatus::unsupported);
+  EXPECT_NE(probe->reason.value_or("").find("mpirun -np N interprobe allreduce --backend mpi"), std::string::npos);
+  EXPECT_LT(probe->seconds, 5.0);  // `run` stays fast: no MPI start, no sweep
+}
+
+TEST(AllreduceMpi, TwoRanksTwentyFourSizesBusbwFormulaNoWrongRankZeroAlonePrints) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
+  auto dir = fs::temp_directory_path() / ("interprobe-mpi-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto p = mpiexec({"-np", "2", INTERPROBE_BINARY, "allreduce", "--backend", "mpi", "--min", "8", "--max", "64M", "--json"});
+  std::cout << "mpirun -np 2 ... --max 64M took " << p.seconds << " s\n";
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  // One JSON document: a second rank printing would make it unparseable.
+  auto r = interprobe::report::parse_report_text(p.out, "stdout of mpirun");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 1u);
+  const auto& s = r.collective->allreduce[0];
+  EXPECT_EQ(s.backend, "mpi");
+  EXPECT_EQ(s.ranks, 2);
+  EXPECT_EQ(s.status, "complete");
+  std::set<std::int64_t> sizes;
+  for (const auto& point : s.points) {
+    sizes.insert(point.bytes);
+    EXPECT_EQ(point.wrong, 0) << point.bytes;
+    EXPECT_GT(point.time_us, 0);
+    EXPECT_NEAR(point.algbw_gbps, point.bytes / (point.time_us * 1e3), 1e-9 * point.algbw_gbps + 1e-12);
+    EXPECT_NEAR(point.busbw_gbps, point.algbw_gbps * 2.0 * (s.ranks - 1) / s.ranks, 1e-12);
+  }
+  EXPECT_EQ(sizes.size(), 24u);
+  EXPECT_EQ(*sizes.begin(), 8);
+  EXPECT_EQ(*sizes.rbegin(), 64 << 20);
+  EXPECT_EQ(s.points.size(), 48u);  // out-of-place and in-place
+  EXPECT_EQ(s.summary.wrong_total, 0);
+  EXPECT_TRUE(s.summary.plateau_busbw_gbps);
+  EXPECT_EQ(p.out.find("interprobe report"), std::string::npos);  // no text report from another rank
+
+  std::ofstream(dir / "mpi.json") << p.out;
+  std::string python = INTERPROBE_PYTHON3;
+  if (!python.empty() && std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) == 0) {
+    std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
+                      "/report/schema/report.schema.json " + (dir / "mpi.json").string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(AllreduceMpi, RanksWithDifferentOptionsFailOnEveryRankNotHang) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
+  auto p = mpiexec({"-np", "1", INTERPROBE_BINARY, "allreduce", "--backend", "mpi", "--max", "1K", ":", "-np", "1",
+                    INTERPROBE_BINARY, "allreduce", "--backend", "mpi", "--max", "2K"},
+                   60);
+  EXPECT_NE(p.exit_code, 0);
+  EXPECT_LT(p.seconds, 60);
+  // Rank 1 names both option sets; rank 0 says how many differ. Both exit 2.
+  EXPECT_NE(p.err.find("rank 0 has"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("1 of 2 MPI ranks were started with options other than rank 0's"), std::string::npos) << p.err;
+}
+
+TEST(AllreduceMpi, VariantsOtherThanDefaultAreRejectedForMpi) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
+  auto p = mpiexec({"-np", "2", INTERPROBE_BINARY, "allreduce", "--backend", "mpi", "--variant", "p2p-off"}, 60);
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_NE(p.err.find("NCCL settings"), std::string::npos) << p.err;
+}

@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+
+#include "probes/bandwidth/host_engine.hpp"
+#include "probes/bandwidth/host_memory.hpp"
+#include "probes/bandwidth/sweep.hpp"
+#include "probes/common/errors.hpp"
+
+using namespace interprobe;
+
+namespace {
+SweepOptions quick_options(std::vector<std::uint64_t> sizes) {
+  SweepOptions o;
+  o.sizes = std::move(sizes);
+  o.min_samples = 3;
+  o.max_samples = 10;
+  o.size_budget_s = 0.01;
+  o.target_cv = 0.5;
+  return o;
+}
+
+report::BandwidthSweep run(const HostPathSpec& spec, std::vector<std::uint64_t> sizes) {
+  auto engine = make_host_engine(spec, NumaPlacement::detect());
+  report::BandwidthSweep sweep = engine->describe();
+  run_sweep(*engine, quick_options(std::move(sizes)), [&](const auto& p) { sweep.points.push_back(p); });
+  sweep.fit = fit_sweep(sweep);
+  return sweep;
+}
+}  // namespace
+
+TEST(HostEngine, MemcpyMovesTheDataAtEverySize) {
+  HostPathSpec spec;
+  spec.threads = 2;
+  auto sweep = run(spec, {1, 3, 4096, 1u << 20, 3u << 20});
+  EXPECT_EQ(sweep.engine, "host");
+  EXPECT_EQ(sweep.kind, "memcpy");
+  EXPECT_EQ(sweep.src, "node0");
+  EXPECT_EQ(sweep.memory, "pageable");
+  EXPECT_EQ(sweep.threads, 2);
+  ASSERT_EQ(sweep.points.size(), 5u);
+  for (const auto& p : sweep.points) {
+    EXPECT_EQ(p.verified, true) << p.bytes;
+    EXPECT_GT(p.gbps, 0.0);
+    EXPECT_GE(p.samples, 3);
+    EXPECT_LE(p.min_us, p.median_us);
+    EXPECT_LE(p.median_us, p.max_us);
+  }
+  EXPECT_GT(sweep.points.front().copies_per_sample, 1);  // a 1-byte copy is batched
+  EXPECT_TRUE(sweep.fit);
+}
+
+TEST(HostEngine, StagedCopyThroughDoubleBufferedBounceBuffer) {
+  HostPathSpec spec;
+  spec.kind = "staged";
+  spec.chunk_bytes = 64u << 10;
+  auto sweep = run(spec, {100, 64u << 10, (1u << 20) + 13});  // below one chunk, one chunk, many + a tail
+  EXPECT_EQ(sweep.kind, "staged");
+  EXPECT_EQ(sweep.threads, 2);
+  ASSERT_EQ(sweep.points.size(), 3u);
+  for (const auto& p : sweep.points) EXPECT_EQ(p.verified, true) << p.bytes;
+}
+
+TEST(HostEngine, LockedMemoryEitherLocksOrSaysWhy) {
+  HostPathSpec spec;
+  spec.locked = true;
+  auto engine = make_host_engine(spec, NumaPlacement::detect());
+  try {
+    engine->reserve(1u << 20);
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("RLIMIT_MEMLOCK"), std::string::npos);
+    return;
+  }
+  engine->prepare(1u << 20);
+  engine->copy_us(1);
+  EXPECT_TRUE(engine->verify());
+}
+
+TEST(HostEngine, VerifyCatchesACopyThatDidNotHappen) {
+  auto engine = make_host_engine(HostPathSpec{}, NumaPlacement::detect());
+  engine->reserve(4096);
+  engine->prepare(4096);
+  EXPECT_FALSE(engine->verify());  // prepare leaves a destination that differs in every byte
+  engine->copy_us(1);
+  EXPECT_TRUE(engine->verify());
+}
+
+TEST(NumaPlacement, DescribesThisMachine) {
+  auto numa = NumaPlacement::detect();
+  ASSERT_FALSE(numa->nodes().empty());
+  EXPECT_GE(numa->cpus_near(numa->nodes().front()), 1u);
+  if (!numa->can_place()) {
+    EXPECT_FALSE(numa->reason().empty());
+  }
+}

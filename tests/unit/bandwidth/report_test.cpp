@@ -1,0 +1,205 @@
+// The bandwidth section end to end without hardware: JSON round trip, P2P verdicts, expected
+// rates from a topology, findings and the rendered view.
+#include <gtest/gtest.h>
+
+#include "probes/bandwidth/expected.hpp"
+#include "probes/bandwidth/p2p_truth.hpp"
+#include "probes/common/errors.hpp"
+#include "report/analysis/findings.hpp"
+#include "report/model/json.hpp"
+#include "report/render/renderers.hpp"
+
+using namespace interprobe;
+
+namespace {
+
+report::BandwidthPoint point(std::int64_t bytes, double us, std::optional<bool> verified = true) {
+  report::BandwidthPoint p;
+  p.bytes = bytes;
+  p.samples = 5;
+  p.min_us = p.median_us = p.p95_us = p.max_us = us;
+  p.cv = 0.004;
+  p.gbps = double(bytes) / (us * 1e3);
+  p.verified = verified;
+  p.stop_reason = "target_cv";
+  return p;
+}
+
+report::BandwidthSweep cuda_sweep(const std::string& kind, const std::string& src, const std::string& dst,
+                                  double small_us, double large_gbps, bool corrupt = false) {
+  report::BandwidthSweep s;
+  s.engine = "cuda";
+  s.kind = kind;
+  s.src = src;
+  s.dst = dst;
+  s.memory = kind.rfind("h2d", 0) == 0 ? "pinned" : "device";
+  s.points = {point(4, small_us), point(256 << 20, double(256 << 20) / (large_gbps * 1e3), corrupt ? std::optional<bool>(false) : true)};
+  return s;
+}
+
+report::Report report_with(report::BandwidthSection b) {
+  report::Report r;
+  r.tool.version = "test";
+  r.host.started_at = "2026-01-01T00:00:00Z";
+  r.bandwidth = std::move(b);
+  return r;
+}
+
+const report::Finding* find(const std::vector<report::Finding>& fs, const std::string& id) {
+  for (const auto& f : fs)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(BandwidthReport, RoundTripsThroughJson) {
+  report::BandwidthSection b;
+  b.plan = "quick";
+  b.target_cv = 0.02;
+  b.engines = {{"host", "ok", std::nullopt, {"remote NUMA copies unavailable"}}, {"cuda", "unsupported", "no driver", {}}};
+  auto s = cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 2.0, 40);
+  s.threads = 4;
+  s.fit = report::BandwidthFit{2.0, 40.0, 80000.0, 0.01, 2};
+  s.expected_gbps = 31.5;
+  s.expected_basis = "slowest PCIe link";
+  s.notes = {"a note"};
+  b.sweeps = {s};
+  b.p2p_pairs = {{"gpu0", "gpu1", "p2p", true, 40.0, 20.0, 2.0, 12.0, "fine"}};
+  auto text = report::to_json_text(report_with(b));
+  auto back = report::parse_report_text(text, "test");
+  ASSERT_TRUE(back.bandwidth);
+  EXPECT_EQ(report::to_json_text(back), text);
+  EXPECT_EQ(back.bandwidth->sweeps[0].points[1].bytes, 256 << 20);
+  EXPECT_EQ(back.bandwidth->sweeps[0].fit->n_half_bytes, 80000.0);
+  EXPECT_EQ(back.bandwidth->engines[1].reason, "no driver");
+  EXPECT_EQ(back.bandwidth->p2p_pairs[0].truth, "p2p");
+}
+
+TEST(BandwidthReport, MissingRequiredKeyNamesItsPath) {
+  auto text = report::to_json_text(report_with({"quick", 0.01, {}, {cuda_sweep("h2d", "node0", "gpu0", 3, 25)}, {}}));
+  auto at = text.find("\"median_us\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 11, "\"median_xx\"");
+  try {
+    report::parse_report_text(text, "r.json");
+    FAIL() << "accepted a point without median_us";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bandwidth.sweeps"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("median_us"), std::string::npos) << e.what();
+  }
+}
+
+TEST(P2pTruth, ClassifiesEachPairFromMeasurements) {
+  std::vector<report::BandwidthSweep> sweeps = {
+      cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 1.8, 380), cuda_sweep("p2p_off", "gpu0", "gpu1", 14, 37),   // real NVLink
+      cuda_sweep("p2p_write_ce", "gpu0", "gpu2", 13, 20), cuda_sweep("p2p_off", "gpu0", "gpu2", 14, 19.5),  // claimed, staged
+      cuda_sweep("p2p_off", "gpu0", "gpu3", 15, 20),                                                       // no peer access
+      cuda_sweep("p2p_write_ce", "gpu1", "gpu2", 2.0, 26, /*corrupt=*/true),                              // data wrong
+      cuda_sweep("p2p_write_ce", "gpu2", "gpu3", 12, 22)};                                                 // no P2P-off run
+  auto pairs = classify_p2p_pairs({{"gpu0", "gpu1", true}, {"gpu0", "gpu2", true}, {"gpu0", "gpu3", false},
+                                   {"gpu1", "gpu2", true}, {"gpu2", "gpu3", true}, {"gpu1", "gpu3", true}},
+                                  sweeps);
+  ASSERT_EQ(pairs.size(), 5u);  // gpu1 -> gpu3 claimed but never measured: no verdict
+  EXPECT_EQ(pairs[0].truth, "p2p");
+  EXPECT_EQ(pairs[1].truth, "claimed-but-staged");
+  EXPECT_EQ(pairs[2].truth, "staged");
+  EXPECT_EQ(pairs[3].truth, "corrupt");
+  EXPECT_NE(pairs[3].reason.find("256 MiB"), std::string::npos);
+  EXPECT_EQ(pairs[4].truth, "claimed-but-staged");  // 12 us per small copy: latency of staging
+  EXPECT_EQ(pairs[0].staged_gbps, sweeps[1].points.back().gbps);
+}
+
+TEST(ExpectedRate, SlowestLinkOnThePath) {
+  report::TopologySection t;
+  auto dev = [](std::string bdf, std::optional<std::string> parent, double gbps, double gts, int width) {
+    report::PciDevice d;
+    d.bdf = std::move(bdf);
+    d.parent_bdf = std::move(parent);
+    d.link.current_gbps = gbps;
+    d.link.current_gts = gts;
+    d.link.current_width = width;
+    return d;
+  };
+  // gpu0 Gen5 x16 behind a switch whose uplink trained at Gen4: the uplink limits.
+  t.pci_devices = {dev("0000:01:00.0", std::nullopt, 31.5, 16, 16), dev("0000:02:00.0", "0000:01:00.0", 63.0, 32, 16),
+                   dev("0000:03:00.0", "0000:02:00.0", 63.0, 32, 16), dev("0000:04:00.0", "0000:02:00.0", 63.0, 32, 16)};
+  report::GpuPair nv;
+  nv.a_bdf = "0000:03:00.0";
+  nv.b_bdf = "0000:04:00.0";
+  nv.nvlinks = 18;
+  nv.bottleneck_gbps = 63.0;
+  t.gpu_pairs = {nv};
+  std::map<std::string, std::string> bdf = {{"gpu0", "0000:03:00.0"}, {"gpu1", "0000:04:00.0"}};
+  auto h2d = expected_rate(t, cuda_sweep("h2d", "node0", "gpu0", 3, 25), bdf);
+  ASSERT_TRUE(h2d);
+  EXPECT_DOUBLE_EQ(h2d->gbps, 31.5);
+  EXPECT_NE(h2d->basis.find("16 GT/s x16"), std::string::npos) << h2d->basis;
+  auto p2p = expected_rate(t, cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 2, 380), bdf);
+  ASSERT_TRUE(p2p);
+  EXPECT_DOUBLE_EQ(p2p->gbps, 450.0);  // 18 NVLinks x 25 GB/s
+  auto bidir = cuda_sweep("p2p_bidir_ce", "gpu0", "gpu1", 2, 760);
+  bidir.directions = 2;
+  EXPECT_DOUBLE_EQ(expected_rate(t, bidir, bdf)->gbps, 900.0);
+  EXPECT_DOUBLE_EQ(expected_rate(t, cuda_sweep("p2p_off", "gpu0", "gpu1", 14, 20), bdf)->gbps, 31.5);
+  EXPECT_FALSE(expected_rate(t, cuda_sweep("d2d", "gpu0", "gpu0", 2, 3000), bdf));
+  EXPECT_FALSE(expected_rate(t, cuda_sweep("h2d", "node0", "gpu7", 3, 25), bdf));  // unknown GPU
+}
+
+TEST(BandwidthRules, CorruptP2pIsAFailNamingPathAndSize) {
+  report::BandwidthSection b{"quick", 0.01, {}, {cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 2, 300, true)}, {}};
+  auto findings = analysis::derive_findings(report_with(b));
+  const auto* f = find(findings, "bandwidth.data_corrupted");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, report::Severity::fail);
+  EXPECT_NE(f->title.find("P2P reports OK but data is corrupted"), std::string::npos);
+  EXPECT_NE(f->title.find("gpu0 -> gpu1"), std::string::npos);
+  EXPECT_NE(f->title.find("256 MiB"), std::string::npos);
+  EXPECT_EQ(findings.front().id, "bandwidth.data_corrupted");  // fails sort first
+}
+
+TEST(BandwidthRules, BelowExpectedOnlyForLinkBoundPaths) {
+  auto slow = cuda_sweep("h2d", "node0", "gpu0", 3, 12);  // 12 of 63 GB/s
+  slow.expected_gbps = 63.0;
+  auto pageable = slow;
+  pageable.memory = "pageable";  // half the link is normal for pageable memory
+  auto healthy = cuda_sweep("d2h", "gpu0", "node0", 3, 55);
+  healthy.memory = "pinned";
+  healthy.expected_gbps = 63.0;
+  report::BandwidthSection b{"quick", 0.01, {}, {slow, pageable, healthy}, {}};
+  auto findings = analysis::derive_findings(report_with(b));
+  int below = 0;
+  for (const auto& f : findings) below += f.id == "bandwidth.below_expected";
+  EXPECT_EQ(below, 1);
+}
+
+TEST(BandwidthRules, StagedPairsUnsupportedEnginesAndNoise) {
+  report::BandwidthSection b;
+  b.plan = "quick";
+  b.engines = {{"cuda", "unsupported", "no usable CUDA device", {}}};
+  b.p2p_pairs = {{"gpu0", "gpu1", "claimed-but-staged", true, 20.0, 19.0, 12.0, 13.0, ""}};
+  auto noisy = cuda_sweep("d2d", "gpu0", "gpu0", 2, 2000);
+  for (int i = 0; i < 3; ++i) noisy.points.push_back(point(std::int64_t(8) << (20 + i), 100.0));
+  for (auto& p : noisy.points) p.cv = 0.2;
+  b.sweeps = {noisy};
+  auto findings = analysis::derive_findings(report_with(b));
+  ASSERT_TRUE(find(findings, "bandwidth.p2p_claimed_but_staged"));
+  EXPECT_EQ(find(findings, "bandwidth.p2p_claimed_but_staged")->severity, report::Severity::warn);
+  ASSERT_TRUE(find(findings, "bandwidth.engine_unsupported"));
+  EXPECT_NE(find(findings, "bandwidth.engine_unsupported")->title.find("no usable CUDA device"), std::string::npos);
+  EXPECT_TRUE(find(findings, "bandwidth.noisy"));
+}
+
+TEST(BandwidthView, RendersSweepsCurvesMatricesAndVerdicts) {
+  auto s = cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 1.8, 380);
+  s.fit = report::BandwidthFit{1.8, 390.0, 702000.0, 0.02, 2};
+  s.expected_gbps = 450;
+  report::BandwidthSection b{"quick", 0.01, {{"cuda", "ok", std::nullopt, {"gpu0 = 0000:03:00.0"}}}, {s},
+                             {{"gpu0", "gpu1", "p2p", true, 380.0, 37.0, 1.8, 14.0, "peer access on"}}};
+  auto text = render::render(report_with(b), render::Format::text, render::TextStyle{false});
+  for (const char* want : {"bandwidth", "cuda p2p_write_ce gpu0 -> gpu1", "390", "84%", "p2p_write_ce: GB/s at the largest",
+                           "380 / 1.80", "P2P per GPU pair", "gpu0 = 0000:03:00.0"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  auto md = render::render(report_with(b), render::Format::markdown, render::TextStyle{false});
+  EXPECT_NE(md.find("| # | path |"), std::string::npos) << md;  // the sweeps as a markdown table
+}

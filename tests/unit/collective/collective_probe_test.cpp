@@ -1,0 +1,184 @@
+// The collective probe with test-double backends: sections, hangs, agreement between ranks,
+// findings, JSON round trip and the nccl-tests-like table.
+#include <gtest/gtest.h>
+
+#include "probes/collective/collective_probe.hpp"
+#include "probes/common/cpuid.hpp"
+#include "probes/common/errors.hpp"
+#include "probes/common/host_root.hpp"
+#include "probes/common/progress.hpp"
+#include "report/analysis/findings.hpp"
+#include "report/model/json.hpp"
+#include "report/render/renderers.hpp"
+#include "unit/collective/fake_backend.hpp"
+
+namespace ic = interprobe::collective;
+using ic::testing::FakeBackend;
+using interprobe::report::Report;
+
+namespace {
+
+struct Harness {
+  interprobe::HostRoot root;
+  std::unique_ptr<interprobe::CpuidSource> cpuid = interprobe::make_cpuid_source(root);
+  interprobe::ProbeContext ctx{root, *cpuid, interprobe::Progress::disabled()};
+};
+
+ic::CollectiveRequest request(const std::string& backend) {
+  ic::CollectiveRequest r;
+  r.backend = backend;
+  r.plan.sizes_bytes = ic::geometric_sizes(8, 2048, 4);
+  r.plan.dtypes = {ic::Dtype::float32, ic::Dtype::float16};
+  r.plan.iterations = 2;
+  r.plan.samples = 2;
+  r.plan.warmup_iterations = 1;
+  return r;
+}
+
+// Backends made by the factory: the first `hang_first` ones hang at 128 bytes.
+ic::BackendFactory fakes(int ranks, int* made, int hang_first = 0) {
+  return [=](ic::RankGroup& g, const std::string&) {
+    auto b = std::make_unique<FakeBackend>(g, ranks);
+    if ((*made)++ < hang_first) b->hang_at_bytes = 128;
+    return std::unique_ptr<ic::CollectiveBackend>(std::move(b));
+  };
+}
+
+}  // namespace
+
+TEST(CollectiveProbe, OneSweepPerTypeWithHeaderAndPoints) {
+  Harness h;
+  ic::SingleProcessGroup group;
+  int made = 0;
+  auto probe = ic::make_allreduce_probe(request("mpi"), group, fakes(4, &made));
+  EXPECT_EQ(probe->name(), "collective");
+  Report r;
+  probe->run(h.ctx, r);
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 2u);
+  EXPECT_EQ(made, 1);  // one backend serves every type
+  const auto& s = r.collective->allreduce[1];
+  EXPECT_EQ(s.backend, "fake");
+  EXPECT_EQ(s.ranks, 4);
+  EXPECT_EQ(s.dtype, "half");
+  EXPECT_EQ(s.status, "complete");
+  EXPECT_EQ(s.library_version, "fake 1.0");
+  EXPECT_EQ(s.points.size(), 2u * 5u);  // 8, 32, 128, 512, 2048; out-of-place and in-place
+  EXPECT_EQ(s.summary.latency_bytes, 8);
+}
+
+TEST(CollectiveProbe, AHangIsRecordedAndTheNextTypeGetsAFreshBackend) {
+  Harness h;
+  ic::SingleProcessGroup group;
+  int made = 0;
+  auto probe = ic::make_allreduce_probe(request("nccl"), group, fakes(2, &made, 1));
+  Report r;
+  probe->run(h.ctx, r);  // a hang is data, not a probe failure
+  ASSERT_EQ(r.collective->allreduce.size(), 2u);
+  const auto& hung = r.collective->allreduce[0];
+  EXPECT_EQ(hung.status, "hung");
+  EXPECT_EQ(hung.hung_at_bytes, 128);
+  EXPECT_EQ(r.collective->allreduce[1].status, "complete");
+  EXPECT_EQ(made, 2);
+  auto findings = interprobe::analysis::derive_findings(r);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings.front().id, "collective.allreduce_hung");
+  EXPECT_EQ(findings.front().severity, interprobe::report::Severity::fail);
+  EXPECT_EQ(findings.front().title.rfind("all-reduce hung at 128 bytes", 0), 0u) << findings.front().title;
+}
+
+TEST(CollectiveProbe, RanksWithOtherOptionsFailOnEveryRankInsteadOfHanging) {
+  Harness h;
+  ic::testing::DisagreeingGroup group("backend=mpi variants=default sizes=8");
+  int made = 0;
+  auto probe = ic::make_allreduce_probe(request("mpi"), group, fakes(2, &made));
+  Report r;
+  try {
+    probe->run(h.ctx, r);
+    FAIL() << "no error";
+  } catch (const interprobe::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 has 'backend=mpi variants=default sizes=8'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(made, 0);  // no collective was started
+}
+
+TEST(CollectiveProbe, VariantsAreNcclOnlyAndOnePerMpiLaunch) {
+  Harness h;
+  ic::SingleProcessGroup single;
+  int made = 0;
+  auto r = request("mpi");
+  r.variants = {"default", "p2p-off"};
+  Report report;
+  EXPECT_THROW(ic::make_allreduce_probe(r, single, fakes(2, &made))->run(h.ctx, report), interprobe::InputError);
+}
+
+TEST(CollectiveProbe, FurtherNcclVariantsNeedAFreshProcess) {
+  // NCCL reads NCCL_P2P_DISABLE once per process: without the path of interprobe the second
+  // variant cannot be measured, and says so instead of silently repeating the first.
+  Harness h;
+  ic::SingleProcessGroup group;
+  int made = 0;
+  auto r = request("nccl");
+  r.plan.dtypes = {ic::Dtype::float32};
+  r.variants = {"default", "p2p-off"};
+  Report report;
+  EXPECT_NO_THROW(ic::make_allreduce_probe(r, group, fakes(2, &made))->run(h.ctx, report));
+  ASSERT_EQ(report.collective->allreduce.size(), 2u);
+  EXPECT_EQ(report.collective->allreduce[0].status, "complete");
+  EXPECT_EQ(report.collective->allreduce[1].variant, "p2p-off");
+  EXPECT_EQ(report.collective->allreduce[1].status, "failed");
+  EXPECT_NE(report.collective->allreduce[1].reason->find("fresh process"), std::string::npos);
+}
+
+TEST(CollectiveProbe, ReplayedRootIsUnsupported) {
+  interprobe::HostRoot root(std::string(INTERPROBE_FIXTURES) + "/minimal-kvm-guest");
+  auto cpuid = interprobe::make_cpuid_source(root);
+  interprobe::ProbeContext ctx{root, *cpuid, interprobe::Progress::disabled()};
+  ic::SingleProcessGroup group;
+  Report r;
+  EXPECT_THROW(ic::make_run_collective_probe()->run(ctx, r), interprobe::UnsupportedError);
+}
+
+TEST(CollectiveProbe, ChildArgumentsCarryThePlan) {
+  auto r = request("nccl");
+  auto args = ic::child_arguments(r, "shm-off");
+  auto has = [&](const std::string& key, const std::string& value) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == key) return args[i + 1] == value;
+    return false;
+  };
+  EXPECT_EQ(args.front(), "allreduce");
+  EXPECT_TRUE(has("--variant", "shm-off"));
+  EXPECT_TRUE(has("--sizes", "8,32,128,512,2048"));
+  EXPECT_TRUE(has("--dtype", "float,half"));
+  EXPECT_TRUE(has("--iters", "2"));
+}
+
+TEST(CollectiveReport, JsonRoundTripAndTable) {
+  Harness h;
+  ic::SingleProcessGroup group;
+  int made = 0;
+  Report r;
+  r.tool.version = "test";
+  r.host.started_at = "2026-01-01T00:00:00Z";
+  ic::make_allreduce_probe(request("mpi"), group, fakes(2, &made))->run(h.ctx, r);
+  auto& s = r.collective->allreduce[0];
+  s.transports = {{"P2P/CUMEM", 24}};
+  s.algorithms = {{8, "Ring", "LL", 10}, {32, "Ring", "LL", 10}, {128, "Tree", "LL128", 5}};
+  s.environment = {{"NCCL_P2P_DISABLE", "1"}};
+  auto text = interprobe::report::to_json_text(r, 2);
+  auto back = interprobe::report::parse_report_text(text, "round trip");
+  EXPECT_EQ(interprobe::report::to_json_text(back, 2), text);
+  ASSERT_TRUE(back.collective);
+  EXPECT_EQ(back.collective->allreduce[0].points.size(), s.points.size());
+  EXPECT_EQ(back.collective->allreduce[0].algorithms[2].protocol, "LL128");
+
+  auto md = interprobe::render::render(back, interprobe::render::Format::markdown, {});
+  EXPECT_NE(md.find("all-reduce: fake default 2 ranks, float"), std::string::npos) << md;
+  EXPECT_NE(md.find("out #wrong"), std::string::npos);
+  EXPECT_NE(md.find("latency at 8 B"), std::string::npos);
+  EXPECT_NE(md.find("8 .. 32"), std::string::npos);  // equal choices collapse
+  EXPECT_NE(md.find("P2P/CUMEM (24 connections)"), std::string::npos);
+  auto plain = interprobe::render::render(back, interprobe::render::Format::text, {});
+  EXPECT_NE(plain.find("busbw"), std::string::npos);
+}
