@@ -157,7 +157,6 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
     warm_us[i] = more > 0 ? clock.elapsed_us() / more : first_us[0];
   }
   backend.group().max_over_processes(warm_us);
-
   std::vector<std::byte> staging(max_bytes), expected(max_bytes);
   std::uint32_t salt = 1;
   for (std::size_t i = 0; i < counts.size(); ++i) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -80,12 +81,13 @@ NcclLogCapture::NcclLogCapture() {
     return;
   }
   dir_ = tmpl;
-  if (const char* user = std::getenv("NCCL_DEBUG_FILE"); user && *user)
+  // A parent interprobe's own file (a variant measured in a child process) is not the user's.
+  if (const char* user = std::getenv("NCCL_DEBUG_FILE"); user && *user && !std::strstr(user, "/interprobe-nccl-"))
     notes_.push_back(fmt::format("NCCL_DEBUG_FILE={} was replaced by a file of interprobe's to read NCCL's choices", user));
   const char* level = std::getenv("NCCL_DEBUG");
   if (!level || to_lower(level) != "trace") ::setenv("NCCL_DEBUG", "INFO", 1);
   std::string subsys = "INIT,ENV,TUNING";
-  if (const char* user = std::getenv("NCCL_DEBUG_SUBSYS"); user && *user) subsys = std::string(user) + ",INIT,TUNING";
+  if (const char* user = std::getenv("NCCL_DEBUG_SUBSYS"); user && *user && !std::strstr(user, "INIT,ENV,TUNING")) subsys = std::string(user) + ",INIT,TUNING";
   ::setenv("NCCL_DEBUG_SUBSYS", subsys.c_str(), 1);
   ::setenv("NCCL_DEBUG_FILE", (dir_ + "/nccl.%h.%p.log").c_str(), 1);
 }

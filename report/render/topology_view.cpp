@@ -176,7 +176,7 @@ Table pci_tree(const TopologySection& s) {
       const PciDevice& d = *list[i];
       bool last = i + 1 == list.size();
       std::string name = d.device_name ? *d.device_name : "";
-      if (d.vendor_name && !name.empty()) name = *d.vendor_name + " " + name;
+      if (d.vendor_name) name = name.empty() ? *d.vendor_name + " (device not in pci.ids)" : *d.vendor_name + " " + name;
       bool down = d.link.downtrained.value_or(false);
       t.rows.push_back({Cell(prefix + (last ? "└─ " : "├─ ") + d.bdf), Cell(d.kind),
                         Cell(fmt::format("{}:{} {}", d.vendor_id.empty() ? "?" : d.vendor_id, d.device_id.empty() ? "?" : d.device_id,
