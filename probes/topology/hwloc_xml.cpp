@@ -16,7 +16,6 @@
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
-#include "probes/topology/pci_names.hpp"
 
 #if INTERPROBE_HAVE_HWLOC
 #include <hwloc.h>
@@ -61,17 +60,16 @@ std::string cpulist_of(hwloc_const_bitmap_t set) {
   return out;
 }
 
-report::PciDevice device_of(hwloc_topology_t t, hwloc_obj_t obj, const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci, PciNameDatabase& names) {
+report::PciDevice device_of(hwloc_topology_t t, hwloc_obj_t obj, const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
   report::PciDevice d;
   d.bdf = bdf_of(pci);
   d.vendor_id = fmt::format("{:04x}", static_cast<unsigned>(pci.vendor_id));
   d.device_id = fmt::format("{:04x}", static_cast<unsigned>(pci.device_id));
   // hwloc 2 keeps no programming interface: the last two digits read 00.
   d.class_id = fmt::format("{:04x}00", static_cast<unsigned>(pci.class_id));
+  // Names hwloc recorded win; fill_pci_names looks up the others in pci.ids.
   if (const char* v = hwloc_obj_get_info_by_name(obj, "PCIVendor")) d.vendor_name = std::string(v);
-  else d.vendor_name = names.vendor_name(pci.vendor_id);
   if (const char* n = hwloc_obj_get_info_by_name(obj, "PCIDevice")) d.device_name = std::string(n);
-  else d.device_name = names.device_name(pci.vendor_id, pci.device_id);
   if (pci.linkspeed > 0) d.link.current_gbps = static_cast<double>(pci.linkspeed);
   // The place in the tree: the bridge above, up to the host bridge that names the root bus.
   for (hwloc_obj_t up = obj->parent; up; up = up->parent) {
@@ -204,13 +202,22 @@ void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTop
     throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot open it ({}); give an `lstopo --of xml` export", path, std::strerror(errno)));
   if (hwloc_topology_load(topo.t) != 0)
     throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot load it ({}); is it an `lstopo --of xml` export?", path, std::strerror(errno)));
-  PciNameDatabase names{HostRoot()};
   s.pci_devices.clear();
   for (hwloc_obj_t obj = hwloc_get_next_bridge(topo.t, nullptr); obj; obj = hwloc_get_next_bridge(topo.t, obj))
-    if (const auto* pci = pci_attr(obj)) s.pci_devices.push_back(device_of(topo.t, obj, *pci, names));
+    if (const auto* pci = pci_attr(obj)) s.pci_devices.push_back(device_of(topo.t, obj, *pci));
   for (hwloc_obj_t obj = hwloc_get_next_pcidev(topo.t, nullptr); obj; obj = hwloc_get_next_pcidev(topo.t, obj))
-    s.pci_devices.push_back(device_of(topo.t, obj, obj->attr->pcidev, names));
+    s.pci_devices.push_back(device_of(topo.t, obj, obj->attr->pcidev));
   std::sort(s.pci_devices.begin(), s.pci_devices.end(), [](const auto& a, const auto& b) { return bdf_less(a.bdf, b.bdf); });
+  std::vector<report::PciDevice> unnamed;
+  for (const auto& d : s.pci_devices)
+    if (!d.vendor_name || !d.device_name) unnamed.push_back(d);
+  fill_pci_names(HostRoot(), unnamed, nullptr);
+  for (const auto& named : unnamed)
+    for (auto& d : s.pci_devices)
+      if (d.bdf == named.bdf) {
+        if (!d.vendor_name) d.vendor_name = named.vendor_name;
+        if (!d.device_name) d.device_name = named.device_name;
+      }
   s.cpu = report::CpuTopology{};
   read_cpu(topo.t, s.cpu);
   read_gpu_os_devices(topo.t, gpu_data);

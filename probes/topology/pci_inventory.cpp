@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -158,7 +159,7 @@ std::string classify_pci_kind(const report::PciDevice& dev, bool has_link_files)
 
 namespace {
 
-report::PciDevice read_device(const HostRoot& root, PciNameDatabase& names, const std::string& bdf) {
+report::PciDevice read_device(const HostRoot& root, const std::string& bdf) {
   report::PciDevice dev;
   dev.bdf = to_lower(bdf);
   std::string entry = std::string(kDevicesDir) + "/" + bdf;
@@ -182,10 +183,6 @@ report::PciDevice read_device(const HostRoot& root, PciNameDatabase& names, cons
   dev.vendor_id = reader.hex_id("vendor", 4);
   dev.device_id = reader.hex_id("device", 4);
   dev.class_id = reader.hex_id("class", 6);
-  if (auto v = parse_hex(dev.vendor_id)) {
-    dev.vendor_name = names.vendor_name(static_cast<unsigned>(*v));
-    if (auto d = parse_hex(dev.device_id)) dev.device_name = names.device_name(static_cast<unsigned>(*v), static_cast<unsigned>(*d));
-  }
   dev.driver = reader.link_basename("driver");
   if (auto group = reader.link_basename("iommu_group")) {
     if (auto n = parse_int(*group); n && *n >= 0) dev.iommu_group = static_cast<int>(*n);
@@ -228,6 +225,21 @@ report::PciDevice read_device(const HostRoot& root, PciNameDatabase& names, cons
 
 }  // namespace
 
+void fill_pci_names(const HostRoot& root, std::vector<report::PciDevice>& devices, std::vector<std::string>* warnings) {
+  std::set<unsigned> vendors;
+  for (const auto& d : devices)
+    if (auto v = parse_hex(d.vendor_id)) vendors.insert(static_cast<unsigned>(*v));
+  if (vendors.empty()) return;
+  PciNameDatabase names(root, vendors);
+  if (warnings && names.unavailable_reason()) warnings->push_back("PCI names: " + *names.unavailable_reason());
+  for (auto& d : devices) {
+    auto v = parse_hex(d.vendor_id);
+    if (!v) continue;
+    d.vendor_name = names.vendor_name(static_cast<unsigned>(*v));
+    if (auto id = parse_hex(d.device_id)) d.device_name = names.device_name(static_cast<unsigned>(*v), static_cast<unsigned>(*id));
+  }
+}
+
 bool is_pci_bdf(std::string_view s) {
   // DDDD[DDDD]:BB:DD.F
   auto colon1 = s.find(':');
@@ -251,15 +263,14 @@ std::vector<report::PciDevice> read_pci_inventory(const HostRoot& root, std::vec
     if (warnings) warnings->push_back(fmt::format("{}: missing; no PCI devices listed", kDevicesDir));
     return devices;
   }
-  PciNameDatabase names(root);
-  if (warnings && names.unavailable_reason()) warnings->push_back("PCI names: " + *names.unavailable_reason());
   for (const auto& entry : root.list(kDevicesDir)) {
     if (!is_pci_bdf(entry)) {
       if (warnings) warnings->push_back(fmt::format("{}/{}: not a PCI address; skipped", kDevicesDir, entry.substr(0, 40)));
       continue;
     }
-    devices.push_back(read_device(root, names, entry));
+    devices.push_back(read_device(root, entry));
   }
+  fill_pci_names(root, devices, warnings);
   std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) { return bdf_less(a.bdf, b.bdf); });
   if (warnings)
     for (const auto& d : devices) warnings->insert(warnings->end(), d.warnings.begin(), d.warnings.end());

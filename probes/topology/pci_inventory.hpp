@@ -51,6 +51,10 @@ std::vector<PciCapability> parse_pci_capabilities(const std::vector<std::uint8_t
 
 // --- helpers shared by the topology code ------------------------------------------------------
 
+// Vendor and device names from pci.ids (libpci) for devices whose ids are known; names stay null
+// when libpci is compiled out or the database lacks them.
+void fill_pci_names(const HostRoot& root, std::vector<report::PciDevice>& devices, std::vector<std::string>* warnings);
+
 // "0000:43:00.0" -> true (lowercase or uppercase hex); rejects anything else.
 bool is_pci_bdf(std::string_view name);
 // Orders BDFs numerically (domain, bus, device, function).

@@ -1,10 +1,18 @@
 #include "probes/topology/pci_names.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "interprobe/build_config.hpp"
 #include "probes/common/host_root.hpp"
@@ -51,13 +59,43 @@ std::string default_ids_path() {
   return {};
 }
 
+// The vendor sections of pci.ids for `vendors` (vendor line plus its indented device and
+// subsystem lines), in pci.ids syntax; empty when the file cannot be read.
+std::string vendor_sections(const std::string& path, const std::set<unsigned>& vendors) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  std::string out = "# vendor sections of " + path + " selected by interprobe\n";
+  bool keep = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const char first = text[pos];
+    if (first != '\t' && first != '#' && first != '\n') {
+      // A vendor line "10de  NVIDIA Corporation"; class lines ("C 03  ...") end the vendor list.
+      unsigned id = 0;
+      keep = end - pos > 6 && std::sscanf(text.c_str() + pos, "%4x", &id) == 1 && text[pos + 4] == ' ' && vendors.count(id) > 0;
+      if (first == 'C' && text[pos + 1] == ' ') break;
+    }
+    if (keep && first != '#') out.append(text, pos, end - pos + 1);
+    pos = end + 1;
+  }
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out;
+}
+
 }  // namespace
 
 struct PciNameDatabase::Impl {
   pci_access* access = nullptr;
-  std::string ids_path, sysfs_path;
+  std::string ids_path, sysfs_path, memfd_path;
+  int memfd = -1;
   ~Impl() {
     if (access) pci_cleanup(access);
+    if (memfd >= 0) ::close(memfd);
   }
   std::optional<std::string> lookup(int flags, unsigned a, unsigned b) {
     char buffer[256];
@@ -72,11 +110,20 @@ struct PciNameDatabase::Impl {
   }
 };
 
-PciNameDatabase::PciNameDatabase(const HostRoot& root) : impl_(std::make_unique<Impl>()) {
+PciNameDatabase::PciNameDatabase(const HostRoot& root, const std::set<unsigned>& vendors) : impl_(std::make_unique<Impl>()) {
   impl_->ids_path = default_ids_path();
   if (impl_->ids_path.empty()) {
     unavailable_reason_ = "no pci.ids database (install pciutils or hwdata, or set INTERPROBE_PCI_IDS)";
     return;
+  }
+  const std::string& full = impl_->ids_path;
+  // A gzip-compressed pci.ids (pci.ids.gz) goes to libpci as it is.
+  if (full.size() < 3 || full.compare(full.size() - 3, 3, ".gz") != 0) {
+    std::string selected = vendor_sections(impl_->ids_path, vendors);
+    impl_->memfd = selected.empty() ? -1 : ::memfd_create("interprobe-pci-ids", MFD_CLOEXEC);
+    if (impl_->memfd >= 0 && ::write(impl_->memfd, selected.data(), selected.size()) == static_cast<ssize_t>(selected.size())) {
+      impl_->memfd_path = fmt::format("/proc/self/fd/{}", impl_->memfd);
+    }
   }
   impl_->access = pci_alloc();
   if (!impl_->access) {
@@ -88,7 +135,8 @@ PciNameDatabase::PciNameDatabase(const HostRoot& root) : impl_(std::make_unique<
   impl_->access->debug = on_pci_quiet;
   impl_->sysfs_path = (root.root() / "sys").string();
   pci_set_param(impl_->access, const_cast<char*>("sysfs.path"), impl_->sysfs_path.data());
-  pci_set_name_list_path(impl_->access, impl_->ids_path.data(), 0);
+  if (!impl_->memfd_path.empty()) pci_set_name_list_path(impl_->access, impl_->memfd_path.data(), 0);
+  else pci_set_name_list_path(impl_->access, impl_->ids_path.data(), 0);
   try {
     if (!pci_load_name_list(impl_->access)) unavailable_reason_ = "libpci could not read " + impl_->ids_path;
   } catch (const PciLibraryError& e) {
@@ -116,7 +164,7 @@ std::optional<std::string> PciNameDatabase::device_name(unsigned vendor_id, unsi
 
 struct PciNameDatabase::Impl {};
 
-PciNameDatabase::PciNameDatabase(const HostRoot&)
+PciNameDatabase::PciNameDatabase(const HostRoot&, const std::set<unsigned>&)
     : unavailable_reason_("compiled out: libpci; rebuild with -DINTERPROBE_WITH_LIBPCI=ON for pci.ids names") {}
 PciNameDatabase::~PciNameDatabase() = default;
 std::optional<std::string> PciNameDatabase::vendor_name(unsigned) { return std::nullopt; }
