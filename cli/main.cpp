@@ -7,10 +7,14 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "probes/common/errors.hpp"
+#include "probes/common/interrupt.hpp"
 
 int main(int argc, char** argv) {
   using namespace interprobe;
   using namespace interprobe::cli;
+  // First thing: a Ctrl-C during start-up (loading vendor libraries can take a while) must
+  // still end in a written report and exit 130, not in a killed process.
+  install_interrupt_handler();
 
   CLI::App app{"interprobe: probes the interconnect of GPU servers and GPU VMs and tells what limits them",
                "interprobe"};

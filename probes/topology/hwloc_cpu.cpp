@@ -56,11 +56,17 @@ std::string cpulist_of(hwloc_const_bitmap_t set) {
 }  // namespace
 
 bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, std::string* reason) {
-  std::optional<ScopedEnv> fsroot, components;
+  if (!root.is_directory("/sys/devices/system/cpu")) {
+    *reason = "no /sys/devices/system/cpu under the root";
+    return false;
+  }
+  std::optional<ScopedEnv> fsroot, components, quiet;
   if (!root.is_live()) {
     fsroot.emplace("HWLOC_FSROOT", root.root().string());
     // The x86 backend would run CPUID on this machine; a replayed tree has its own CPUs.
     components.emplace("HWLOC_COMPONENTS", "-x86");
+    // A partial tree is reported through `reason`, not through hwloc's messages on stderr.
+    quiet.emplace("HWLOC_HIDE_ERRORS", "2");
   }
   Topology topo;
   if (hwloc_topology_init(&topo.t) != 0) {

@@ -1,6 +1,8 @@
 #include "probes/topology/pci_names.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -8,9 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -62,28 +63,37 @@ std::string default_ids_path() {
 // The vendor sections of pci.ids for `vendors` (vendor line plus its indented device and
 // subsystem lines), in pci.ids syntax; empty when the file cannot be read.
 std::string vendor_sections(const std::string& path, const std::set<unsigned>& vendors) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  // mmap: copying 1.3 MB through read() cost 18 ms of system time in a Firecracker guest, the
+  // mapping 0.2 ms.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat st {};
+  void* mapped = MAP_FAILED;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0)
+    mapped = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapped == MAP_FAILED) return {};
+  std::string_view text(static_cast<const char*>(mapped), static_cast<std::size_t>(st.st_size));
   std::string out = "# vendor sections of " + path + " selected by interprobe\n";
   bool keep = false;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const char first = text[pos];
-    if (first != '\t' && first != '#' && first != '\n') {
-      // A vendor line "10de  NVIDIA Corporation"; class lines ("C 03  ...") end the vendor list.
-      unsigned id = 0;
-      keep = end - pos > 6 && std::sscanf(text.c_str() + pos, "%4x", &id) == 1 && text[pos + 4] == ' ' && vendors.count(id) > 0;
-      if (first == 'C' && text[pos + 1] == ' ') break;
+  const char* p = text.data();
+  const char* const stop = p + text.size();
+  while (p < stop) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(stop - p)));
+    const char* end = nl ? nl + 1 : stop;
+    if (*p == 'C' && end - p > 1 && p[1] == ' ') break;  // the class list follows the vendors
+    if (*p != '\t' && *p != '#' && *p != '\n' && end - p > 6 && p[4] == ' ') {
+      // A vendor line "10de  NVIDIA Corporation" starts a section; keep it when wanted.
+      char id_text[5] = {p[0], p[1], p[2], p[3], 0};
+      char* parsed_end = nullptr;
+      unsigned long id = std::strtoul(id_text, &parsed_end, 16);
+      keep = parsed_end == id_text + 4 && vendors.count(static_cast<unsigned>(id)) > 0;
     }
-    if (keep && first != '#') out.append(text, pos, end - pos + 1);
-    pos = end + 1;
+    if (keep && *p != '#') out.append(p, static_cast<std::size_t>(end - p));
+    p = end;
   }
-  if (!out.empty() && out.back() != '\n') out += '\n';
+  ::munmap(mapped, static_cast<std::size_t>(st.st_size));
+  if (out.back() != '\n') out += '\n';
   return out;
 }
 
@@ -133,6 +143,8 @@ PciNameDatabase::PciNameDatabase(const HostRoot& root, const std::set<unsigned>&
   impl_->access->error = on_pci_error;
   impl_->access->warning = on_pci_quiet;
   impl_->access->debug = on_pci_quiet;
+  // No ~/.pciids-cache (its lookup reads /etc/passwd through NSS) and no network lookups.
+  impl_->access->id_lookup_mode = 0;
   impl_->sysfs_path = (root.root() / "sys").string();
   pci_set_param(impl_->access, const_cast<char*>("sysfs.path"), impl_->sysfs_path.data());
   if (!impl_->memfd_path.empty()) pci_set_name_list_path(impl_->access, impl_->memfd_path.data(), 0);

@@ -16,6 +16,8 @@ std::vector<report::Finding> derive_findings(const report::Report& report);
 // Rules of the foundation: probe failures and missing vendor libraries.
 void rule_probe_failures(const report::Report& report, std::vector<report::Finding>& out);
 void rule_vendor_libraries(const report::Report& report, std::vector<report::Finding>& out);
+// The topology section: downtrained links, refused P2P, pairs beyond NCCL P2P, far NICs (topology_rules.cpp).
+void rule_topology(const report::Report& report, std::vector<report::Finding>& out);
 // The virtualization section: passthrough, P2P clique, NUMA, link modelling, host IOMMU (virt_rules.cpp).
 void rule_virtualization(const report::Report& report, std::vector<report::Finding>& out);
 // The collective section: hung or wrong all-reduces, failed variants, P2P on vs off (collective_rules.cpp).

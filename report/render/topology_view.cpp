@@ -55,7 +55,7 @@ KeyValues summary(const TopologySection& s) {
   kv.add("CPUs", fmt::format("{} logical, {} cores, {} package(s) [{}], {} NUMA node(s)", opt_int(cpu.logical_cpus),
                              opt_int(cpu.cores), cpu.packages.size(), cpu.packages_source, cpu.numa_nodes.size()));
   if (!cpu.packages.empty() && cpu.packages.front().model) kv.add("CPU model", *cpu.packages.front().model);
-  if (s.nvml_source) kv.add("NVML", *s.nvml_source == "live" ? "live" : "recorded (" + *s.nvml_source + " data)");
+  if (s.nvml_source) kv.add("NVML", *s.nvml_source == "live" ? "live" : "recorded (nvml.json at the root of the tree)");
   else kv.add("NVML", Cell("not used: " + s.nvml_reason.value_or("-"), Tone::dim));
   if (!s.warnings.empty()) kv.add("warnings", Cell(fmt::format("{} (listed below)", s.warnings.size()), Tone::warn));
   return kv;

@@ -1,10 +1,11 @@
 // `interprobe virt` end to end: exit codes, JSON, schema, the malformed cpuid.txt policy, speed.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,41 @@ TEST(VirtCli, ReportReRendersTheSection) {
   EXPECT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("hyperv_vpci"), std::string::npos) << p.out;
   fs::remove(out);
+}
+
+TEST(VirtCli, LiveRunOpensNoVendorLibraryForTheHeader) {
+  // Opening NCCL/cuBLASLt/CUDA costs ~0.5 s; `virt` must not pay it (its 50 ms budget, README).
+  auto p = run_interprobe({"virt", "-q", "--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto j = nlohmann::json::parse(p.out);
+  EXPECT_TRUE(j.at("tool").at("libraries").empty());
+  EXPECT_FALSE(j.at("tool").at("libraries_not_probed").is_null());
+  EXPECT_EQ(j.at("virtualization").at("hypervisor").get<std::string>().empty(), false);
+}
+
+// The acceptance check: on any machine with systemd-detect-virt, the verdicts are the same.
+std::optional<std::string> systemd_detect_virt(const char* flag) {
+  if (!fs::exists("/usr/bin/systemd-detect-virt")) return std::nullopt;
+  std::string cmd = std::string("/usr/bin/systemd-detect-virt ") + flag + " 2>/dev/null";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return std::nullopt;
+  char buffer[128] = {};
+  std::string out = std::fgets(buffer, sizeof buffer, pipe) ? buffer : "";
+  ::pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+TEST(VirtCli, LiveVerdictEqualsSystemdDetectVirt) {
+  auto vm = systemd_detect_virt("--vm"), container = systemd_detect_virt("--container");
+  if (!vm || !container) GTEST_SKIP() << "systemd-detect-virt not installed";
+  auto p = run_interprobe({"virt", "-q", "--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto v = nlohmann::json::parse(p.out).at("virtualization");
+  EXPECT_EQ(v.at("hypervisor"), *vm);
+  EXPECT_EQ(v.at("container"), *container);
+  EXPECT_GE(v.at("evidence").size(), 3u);
 }
 
 }  // namespace
