@@ -34,8 +34,9 @@ class CopyWorkers {
   const std::function<void(unsigned)>* job_ = nullptr;
 };
 
-// Waits until `counter` satisfies `ready`: spins briefly (hand-offs between copy threads are
-// microseconds apart), then sleeps on the atomic.
+// Waits until `counter` satisfies `ready`: spins briefly, then sleeps on the atomic. Long
+// PAUSE loops are no better in a VM: KVM's pause-loop exiting takes the vCPU away (tried: a
+// 2 ms spin made the spread of 2-thread copies worse, not better).
 template <class Ready>
 void wait_for(const std::atomic<std::uint32_t>& counter, Ready ready) {
   for (int spin = 0; spin < 4000; ++spin) {
