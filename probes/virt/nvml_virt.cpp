@@ -6,6 +6,7 @@
 #include "probes/common/dynlib.hpp"
 #include "probes/common/host_root.hpp"
 #include "probes/common/nvml_api.hpp"
+#include "probes/topology/nvml_topology.hpp"
 #include "probes/virt/virt_signals.hpp"
 
 namespace interprobe::virt {
@@ -14,17 +15,6 @@ namespace {
 
 void set_reason(report::VirtSection& out, const std::string& why) {
   for (auto& g : out.gpus) g.nvml_reason = why;
-}
-
-const char* mode_name(int mode) {
-  switch (mode) {
-    case 0: return "none";
-    case 1: return "passthrough";
-    case 2: return "vgpu";
-    case 3: return "host_vgpu";
-    case 4: return "host_vsga";
-    default: return "unknown";
-  }
 }
 
 }  // namespace
@@ -65,7 +55,7 @@ void add_nvml_details(const HostRoot& root, report::VirtSection& out) {
       continue;
     }
     int mode = -1;
-    if (get_mode && get_mode(device, &mode) == nvml::kSuccess) g.nvml_virtualization_mode = mode_name(mode);
+    if (get_mode && get_mode(device, &mode) == nvml::kSuccess) g.nvml_virtualization_mode = virtualization_mode_name(mode).value_or("unknown");
     nvml::Memory memory{};
     if (get_memory && get_memory(device, &memory) == nvml::kSuccess)
       g.memory_bytes = static_cast<std::int64_t>(memory.total);
