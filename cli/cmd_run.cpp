@@ -1,9 +1,15 @@
+#include <algorithm>
+#include <set>
+
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/session.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/collective/collective_probe.hpp"
+#include "probes/common/errors.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/topology/topology_probe.hpp"
 #include "probes/virt/virt_probe.hpp"
@@ -27,12 +33,62 @@ std::vector<std::unique_ptr<Probe>> measurement_probes() {
   return probes;
 }
 
+namespace {
+
+struct ProbeSelection {
+  std::vector<std::string> only, skip;
+};
+
+// Stands in for a probe the user left out, so the report still lists it and says why.
+class NotSelectedProbe final : public Probe {
+ public:
+  NotSelectedProbe(std::string name, std::string why) : name_(std::move(name)), why_(std::move(why)) {}
+  std::string name() const override { return name_; }
+  void run(const ProbeContext&, report::Report&) override { throw SkippedError(why_); }
+
+ private:
+  std::string name_, why_;
+};
+
+std::vector<std::unique_ptr<Probe>> select_probes(std::vector<std::unique_ptr<Probe>> all, const ProbeSelection& selection) {
+  std::set<std::string> known;
+  for (const auto& p : all) known.insert(p->name());
+  auto check = [&](const std::vector<std::string>& names, const char* option) {
+    for (const auto& n : names)
+      if (!known.count(n))
+        throw InputError(fmt::format("run {} {}: no such probe; probes are {}", option, n, fmt::join(known, ", ")));
+  };
+  check(selection.only, "--only");
+  check(selection.skip, "--skip");
+  auto listed = [](const std::vector<std::string>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  for (auto& p : all) {
+    std::string n = p->name();
+    if (!selection.only.empty() && !listed(selection.only, n))
+      p = std::make_unique<NotSelectedProbe>(n, "not selected (--only " + fmt::format("{}", fmt::join(selection.only, ",")) + ")");
+    else if (listed(selection.skip, n))
+      p = std::make_unique<NotSelectedProbe>(n, "not selected (--skip " + n + ")");
+  }
+  return all;
+}
+
+}  // namespace
+
 Command add_run_command(CLI::App& app, GlobalOptions& options) {
   Command c;
   c.app = app.add_subcommand("run", "Run every probe and report (the default command)");
-  c.execute = [&options]() {
+  auto selection = std::make_shared<ProbeSelection>();
+  c.app->add_option("--only", selection->only, "Run only these probes (system, topology, virtualization, bandwidth, collective)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  c.app->add_option("--skip", selection->skip, "Leave these probes out; the report lists them as skipped")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  c.execute = [&options, selection]() {
     auto probes = inventory_probes();
     for (auto& p : measurement_probes()) probes.push_back(std::move(p));
+    probes = select_probes(std::move(probes), *selection);
     return run_session(options, probes, UnsupportedPolicy::record).exit_code;
   };
   return c;

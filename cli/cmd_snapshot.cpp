@@ -13,6 +13,7 @@
 #include "probes/runner/probe_runner.hpp"
 #include "probes/snapshot/archive.hpp"
 #include "probes/snapshot/capture.hpp"
+#include "probes/topology/nvml_topology.hpp"
 
 namespace interprobe::cli {
 
@@ -24,6 +25,28 @@ struct SnapshotOptions {
   std::string destination;
   bool no_redact = false;
 };
+
+// On a live machine the NVML state the topology and virtualization probes use is recorded as
+// /nvml.json, the file they read when replaying. A replayed tree's own nvml.json was already
+// copied with everything else the probes read.
+void record_nvml(const HostRoot& root, const report::Report& inventory, bool redact, snapshot::Capture& capture) {
+  if (!root.is_live()) return;
+  std::string why;
+  std::vector<std::string> warnings;  // only a replayed recording can be malformed
+  std::optional<NvmlTopology> nvml;
+  if (!inventory.topology || inventory.topology->gpus.empty()) why = "no NVIDIA GPU in the PCI inventory";
+  else nvml = load_nvml_topology(root, &why, warnings);
+  if (!nvml) {
+    capture.manifest().unreadable.push_back({kNvmlRecordingPath, "NVML state not recorded: " + why, std::nullopt});
+    return;
+  }
+  if (redact) {
+    for (auto& gpu : nvml->gpus)
+      if (gpu.uuid) gpu.uuid = snapshot::stable_hash(*gpu.uuid);
+    capture.manifest().redacted_paths.push_back(std::string(kNvmlRecordingPath) + " (GPU UUIDs)");
+  }
+  capture.write_file(kNvmlRecordingPath, encode_nvml_recording(*nvml));
+}
 
 int take_snapshot(const GlobalOptions& options, const SnapshotOptions& s) {
   Stopwatch clock;
@@ -61,9 +84,10 @@ int take_snapshot(const GlobalOptions& options, const SnapshotOptions& s) {
   capture.everything_in(log);
   capture.fixed_detection_set();
   capture.cpuid(*cpuid);
+  record_nvml(opened.root, scratch, !s.no_redact, capture);
   std::string hwloc_why;
   if (!snapshot::export_hwloc_xml(opened.root, out_dir / "hwloc.xml", &hwloc_why))
-    capture.manifest().unreadable.emplace_back("hwloc.xml", hwloc_why);
+    capture.manifest().unreadable.push_back({"/hwloc.xml", hwloc_why, std::nullopt});
   auto& manifest = capture.manifest();
   manifest.tool_version = interprobe_version();
   manifest.created_at = utc_now_iso8601();

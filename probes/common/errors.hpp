@@ -33,6 +33,12 @@ class InterruptedError : public std::runtime_error {
   InterruptedError() : std::runtime_error("interrupted") {}
 };
 
+// The user chose not to run this probe (`run --skip`/`--only`): status "skipped" with the reason.
+class SkippedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A vendor API (CUDA, NVML, NCCL, cuBLASLt, MPI) returned an error code.
 class VendorError : public std::runtime_error {
  public:

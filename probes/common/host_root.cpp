@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "probes/common/errors.hpp"
 #include "probes/common/text.hpp"
@@ -54,6 +57,37 @@ ReadFailure failure_from_errno(int err) {
   }
 }
 
+// The snapshot manifest's `unreadable` list, as far as it says how a read failed. Only a regular
+// file directly in the root counts: a link there could point anywhere.
+std::shared_ptr<const std::map<std::string, ReadFailure>> load_recorded_failures(const fs::path& root) {
+  fs::path file = root / std::string(HostRoot::kManifestPath).substr(1);
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("--root {}: {} is not valid JSON ({}); re-take the snapshot or delete the file",
+                                 root.string(), file.string(), e.what()));
+  }
+  auto failures = std::make_shared<std::map<std::string, ReadFailure>>();
+  if (!manifest.is_object() || !manifest.contains("unreadable")) return failures;
+  const auto& list = manifest["unreadable"];
+  if (!list.is_array())
+    throw InputError(fmt::format("--root {}: {}: 'unreadable' must be an array", root.string(), file.string()));
+  for (const auto& entry : list) {
+    if (!entry.is_object() || !entry.contains("path") || !entry["path"].is_string()) continue;
+    if (!entry.contains("failure") || !entry["failure"].is_string()) continue;  // not a machine file (cpuid.txt)
+    auto failure = failure_from_name(entry["failure"].get<std::string>());
+    if (!failure || *failure == ReadFailure::missing) continue;
+    (*failures)[entry["path"].get<std::string>()] = *failure;
+  }
+  return failures;
+}
+
 }  // namespace
 
 const char* to_string(ReadFailure failure) {
@@ -67,6 +101,26 @@ const char* to_string(ReadFailure failure) {
     case ReadFailure::io_error: return "read error";
   }
   return "unknown";
+}
+
+const char* failure_name(ReadFailure failure) {
+  switch (failure) {
+    case ReadFailure::none: return "none";
+    case ReadFailure::missing: return "missing";
+    case ReadFailure::permission_denied: return "permission_denied";
+    case ReadFailure::symlink_loop: return "symlink_loop";
+    case ReadFailure::not_a_file: return "not_a_file";
+    case ReadFailure::too_large: return "too_large";
+    case ReadFailure::io_error: return "io_error";
+  }
+  return "io_error";
+}
+
+std::optional<ReadFailure> failure_from_name(std::string_view name) {
+  for (auto f : {ReadFailure::missing, ReadFailure::permission_denied, ReadFailure::symlink_loop, ReadFailure::not_a_file,
+                 ReadFailure::too_large, ReadFailure::io_error})
+    if (name == failure_name(f)) return f;
+  return std::nullopt;
 }
 
 struct AccessLog::Impl {
@@ -101,6 +155,14 @@ HostRoot::HostRoot(const fs::path& root) {
   root_ = fs::canonical(root, ec);
   if (ec) throw InputError(fmt::format("--root {}: {}", root.string(), ec.message()));
   live_ = (root_ == fs::path("/"));
+  if (!live_) recorded_failures_ = load_recorded_failures(root_);
+}
+
+std::optional<ReadFailure> HostRoot::recorded_failure(const std::string& machine_path) const {
+  if (!recorded_failures_) return std::nullopt;
+  auto it = recorded_failures_->find(machine_path);
+  if (it == recorded_failures_->end()) return std::nullopt;
+  return it->second;
 }
 
 ResolvedPath HostRoot::resolve(std::string_view machine_path) const {
@@ -164,6 +226,9 @@ FileRead HostRoot::read(std::string_view machine_path, std::size_t max_bytes) co
   note(AccessLog::Kind::file, machine_path);
   FileRead result;
   ResolvedPath resolved = resolve(machine_path);
+  if (resolved.failure == ReadFailure::missing) {
+    if (auto recorded = recorded_failure(resolved.machine_path)) resolved.failure = *recorded;
+  }
   if (resolved.failure != ReadFailure::none) {
     result.failure = resolved.failure;
     return result;
@@ -226,6 +291,7 @@ std::vector<std::string> HostRoot::list(std::string_view machine_path) const {
 bool HostRoot::exists(std::string_view machine_path) const {
   note(AccessLog::Kind::path, machine_path);
   ResolvedPath resolved = resolve(machine_path);
+  if (resolved.failure == ReadFailure::missing) return recorded_failure(resolved.machine_path).has_value();
   if (resolved.failure != ReadFailure::none) return false;
   struct stat st {};
   return ::lstat(resolved.host_path.c_str(), &st) == 0 || ::stat(resolved.host_path.c_str(), &st) == 0;

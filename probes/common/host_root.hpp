@@ -5,6 +5,8 @@
 // throws RootEscapeError. Nothing here touches live hardware.
 #include <cstddef>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +18,9 @@ namespace interprobe {
 enum class ReadFailure { none, missing, permission_denied, symlink_loop, not_a_file, too_large, io_error };
 
 const char* to_string(ReadFailure failure);
+// Stable names for files: "permission_denied", "io_error" ...; nullopt for an unknown name.
+const char* failure_name(ReadFailure failure);
+std::optional<ReadFailure> failure_from_name(std::string_view name);
 
 struct FileRead {
   std::optional<std::string> content;  // set when failure == none
@@ -50,7 +55,10 @@ class HostRoot {
   // The live machine ("/").
   HostRoot();
   // A tree standing for a machine; throws InputError when it does not exist or is no directory.
+  // A snapshot's manifest.json lists files that existed but could not be read on the machine
+  // (`unreadable[].failure`); reading one of those fails the same way again instead of "missing".
   explicit HostRoot(const std::filesystem::path& root);
+  static constexpr const char* kManifestPath = "/manifest.json";
 
   bool is_live() const { return live_; }
   const std::filesystem::path& root() const { return root_; }
@@ -77,7 +85,9 @@ class HostRoot {
   void note(AccessLog::Kind kind, std::string_view machine_path) const {
     if (log_) log_->record(kind, machine_path);
   }
+  std::optional<ReadFailure> recorded_failure(const std::string& machine_path) const;
   AccessLog* log_ = nullptr;
+  std::shared_ptr<const std::map<std::string, ReadFailure>> recorded_failures_;
   std::filesystem::path root_;
   bool live_ = true;
 };

@@ -31,6 +31,9 @@ RunOutcome run_probes(const std::vector<std::unique_ptr<Probe>>& probes, const P
       outcome.interrupted = true;
       record.status = report::ProbeStatus::skipped;
       record.reason = "interrupted";
+    } catch (const SkippedError& e) {
+      record.status = report::ProbeStatus::skipped;
+      record.reason = e.what();
     } catch (const UnsupportedError& e) {
       record.status = report::ProbeStatus::unsupported;
       record.reason = e.what();

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -62,11 +64,15 @@ void Capture::copy_file(const std::string& machine_path, const fs::path& host_pa
   if (::stat(host_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   if ((st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)) == 0) return;  // write-only sysfs attribute
   if (fs::exists(out(machine_path))) return;
+  auto& unreadable = manifest_.unreadable;
+  if (std::any_of(unreadable.begin(), unreadable.end(), [&](const UnreadablePath& u) { return u.path == machine_path; }))
+    return;  // already tried (read by a probe and in the fixed set)
   int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
-    manifest_.unreadable.emplace_back(machine_path, err == EACCES || err == EPERM ? "permission denied (needs root)"
-                                                                                   : std::strerror(err));
+    bool denied = err == EACCES || err == EPERM;
+    manifest_.unreadable.push_back({machine_path, denied ? "permission denied (needs root)" : std::strerror(err),
+                                    denied ? ReadFailure::permission_denied : ReadFailure::io_error});
     return;
   }
   std::string data;
@@ -75,14 +81,14 @@ void Capture::copy_file(const std::string& machine_path, const fs::path& host_pa
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      manifest_.unreadable.emplace_back(machine_path, std::strerror(errno));
+      manifest_.unreadable.push_back({machine_path, std::strerror(errno), ReadFailure::io_error});
       ::close(fd);
       return;
     }
     if (n == 0) break;
     data.append(buffer, static_cast<std::size_t>(n));
     if (data.size() > HostRoot::kDefaultMaxBytes) {
-      manifest_.unreadable.emplace_back(machine_path, "larger than 16 MiB; skipped");
+      manifest_.unreadable.push_back({machine_path, "larger than 16 MiB; skipped", ReadFailure::too_large});
       ::close(fd);
       return;
     }
@@ -171,9 +177,22 @@ void Capture::everything_in(const AccessLog& log) {
   for (const auto& [kind, p] : log.entries()) path(p, kind == AccessLog::Kind::directory);
 }
 
+// hwloc reads these itself (not through HostRoot) to find packages and cores; replaying
+// without them would change the topology section's CPU part.
+void Capture::cpu_topology() {
+  const std::string base = "/sys/devices/system/cpu";
+  for (const char* f : {"online", "possible", "present", "kernel_max"}) path(base + "/" + f, false);
+  for (const auto& name : source_.list(base)) {
+    if (name.size() < 4 || name.rfind("cpu", 0) != 0 || !std::all_of(name.begin() + 3, name.end(), ::isdigit)) continue;
+    path(base + "/" + name + "/online", false);
+    tree(base + "/" + name + "/topology", 1);
+  }
+}
+
 void Capture::fixed_detection_set() {
   for (const char* f : kFixedFiles) path(f, false);
   for (const auto& [dir, depth] : kFixedTrees) tree(dir, depth);
+  cpu_topology();
   path("/sys/bus/pci/devices", true);
   for (const auto& bdf : source_.list("/sys/bus/pci/devices"))
     for (const char* attr : kPciAttributes) path("/sys/bus/pci/devices/" + bdf + "/" + attr, false);
@@ -181,7 +200,7 @@ void Capture::fixed_detection_set() {
 
 void Capture::cpuid(const CpuidSource& source) {
   if (!source.available()) {
-    manifest_.unreadable.emplace_back("cpuid.txt", source.origin());
+    manifest_.unreadable.push_back({"/cpuid.txt", source.origin(), std::nullopt});
     return;
   }
   std::map<std::pair<std::uint32_t, std::uint32_t>, CpuidRegs> leaves;
@@ -212,7 +231,11 @@ void Capture::finish() {
   m["redacted"] = manifest_.redacted;
   m["redacted_paths"] = manifest_.redacted_paths;
   nlohmann::json unreadable = nlohmann::json::array();
-  for (const auto& [p, why] : manifest_.unreadable) unreadable.push_back({{"path", p}, {"reason", why}});
+  for (const auto& u : manifest_.unreadable) {
+    nlohmann::json entry = {{"path", u.path}, {"reason", u.reason}};
+    if (u.failure) entry["failure"] = failure_name(*u.failure);
+    unreadable.push_back(entry);
+  }
   m["unreadable"] = unreadable;
   m["files"] = manifest_.files;
   m["links"] = manifest_.links;

@@ -3,6 +3,7 @@
 // probes read (recorded through an AccessLog), the fixed set of detection files, the
 // CPUID leaves as cpuid.txt, and manifest.json saying what could not be read and why.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,12 +16,20 @@ class CpuidSource;
 
 namespace interprobe::snapshot {
 
+// A file the probes wanted that the snapshot could not take. `failure` (for machine files) lets
+// a replay fail the same way: permission denied stays "needs root", not "absent".
+struct UnreadablePath {
+  std::string path;
+  std::string reason;
+  std::optional<ReadFailure> failure;
+};
+
 struct Manifest {
   std::string tool_version;
   std::string created_at;
   bool redacted = true;
   std::vector<std::string> redacted_paths;
-  std::vector<std::pair<std::string, std::string>> unreadable;  // path, reason
+  std::vector<UnreadablePath> unreadable;
   std::size_t files = 0;
   std::size_t links = 0;
   std::uint64_t bytes = 0;
@@ -34,7 +43,8 @@ class Capture {
   // A whole small tree, `depth` levels deep; links are recreated, not followed.
   void tree(const std::string& machine_path, int depth);
   void everything_in(const AccessLog& log);
-  void fixed_detection_set();
+  void fixed_detection_set();  // includes cpu_topology()
+  void cpu_topology();
   void cpuid(const CpuidSource& cpuid);
   void write_file(const std::string& machine_path, const std::string& content);
   Manifest& manifest() { return manifest_; }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "interprobe/build_config.hpp"
 #include "probes/common/dynlib.hpp"
 #include "probes/common/host_root.hpp"
 #include "probes/common/nvml_api.hpp"
@@ -25,6 +26,7 @@ struct NvmlEntryPoints {
   nvml::DeviceGetNameFn* name = nullptr;
   nvml::DeviceGetUuidFn* uuid = nullptr;
   nvml::DeviceGetMemoryInfoFn* memory = nullptr;
+  nvml::DeviceGetBar1MemoryInfoFn* bar1 = nullptr;
   nvml::DeviceGetVirtualizationModeFn* virtualization_mode = nullptr;
   nvml::DeviceGetNvLinkStateFn* nvlink_state = nullptr;
   nvml::DeviceGetNvLinkVersionFn* nvlink_version = nullptr;
@@ -43,6 +45,7 @@ struct NvmlEntryPoints {
         name(dl.symbol<nvml::DeviceGetNameFn>("nvmlDeviceGetName")),
         uuid(dl.symbol<nvml::DeviceGetUuidFn>("nvmlDeviceGetUUID")),
         memory(dl.symbol<nvml::DeviceGetMemoryInfoFn>("nvmlDeviceGetMemoryInfo")),
+        bar1(dl.symbol<nvml::DeviceGetBar1MemoryInfoFn>("nvmlDeviceGetBAR1MemoryInfo")),
         virtualization_mode(dl.symbol<nvml::DeviceGetVirtualizationModeFn>("nvmlDeviceGetVirtualizationMode")),
         nvlink_state(dl.symbol<nvml::DeviceGetNvLinkStateFn>("nvmlDeviceGetNvLinkState")),
         nvlink_version(dl.symbol<nvml::DeviceGetNvLinkVersionFn>("nvmlDeviceGetNvLinkVersion")),
@@ -122,6 +125,8 @@ std::optional<NvmlTopology> query_live_nvml(std::string* reason) {
     if (f.uuid && f.uuid(device, uuid, sizeof uuid) == nvml::kSuccess) gpu.uuid = std::string(uuid);
     nvml::Memory memory{};
     if (f.memory && f.memory(device, &memory) == nvml::kSuccess) gpu.memory_total_bytes = static_cast<std::int64_t>(memory.total);
+    nvml::Bar1Memory bar1{};
+    if (f.bar1 && f.bar1(device, &bar1) == nvml::kSuccess) gpu.bar1_total_bytes = static_cast<std::int64_t>(bar1.bar1Total);
     int mode = 0;
     if (f.virtualization_mode && f.virtualization_mode(device, &mode) == nvml::kSuccess) gpu.virtualization_mode = virtualization_mode_name(mode);
     read_nvlinks(f, device, gpu);
@@ -153,7 +158,14 @@ std::optional<NvmlTopology> query_live_nvml(std::string* reason) {
 }
 
 std::optional<NvmlTopology> load_nvml_topology(const HostRoot& root, std::string* reason, std::vector<std::string>& warnings) {
-  if (root.is_live()) return query_live_nvml(reason);
+  if (root.is_live()) {
+#if INTERPROBE_HAVE_NVML
+    return query_live_nvml(reason);
+#else
+    *reason = "NVML support compiled out: rebuild with -DINTERPROBE_WITH_NVML=ON";
+    return std::nullopt;
+#endif
+  }
   FileRead recording = root.read(kNvmlRecordingPath);
   if (!recording.ok()) {
     *reason = fmt::format("replaying a --root tree without a recording at {} ({})", kNvmlRecordingPath, to_string(recording.failure));

@@ -35,6 +35,12 @@ std::optional<std::string> opt_string(const json& j, const char* key, const std:
   return j[key].get<std::string>();
 }
 
+std::optional<std::int64_t> opt_integer(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number_integer()) throw RecordingError(fmt::format("{}.{}: expected an integer", where, key));
+  return j[key].get<std::int64_t>();
+}
+
 std::string req_bdf(const json& j, const char* key, const std::string& where) {
   auto text = opt_string(j, key, where);
   if (!text) throw RecordingError(fmt::format("{}.{}: missing", where, key));
@@ -56,10 +62,8 @@ NvmlGpuRecord parse_gpu(const json& d, const std::string& where) {
   gpu.name = opt_string(d, "name", where);
   gpu.uuid = opt_string(d, "uuid", where);
   gpu.virtualization_mode = opt_string(d, "virtualization_mode", where);
-  if (d.contains("memory_total_bytes") && !d["memory_total_bytes"].is_null()) {
-    if (!d["memory_total_bytes"].is_number_integer()) throw RecordingError(where + ".memory_total_bytes: expected an integer");
-    gpu.memory_total_bytes = d["memory_total_bytes"].get<std::int64_t>();
-  }
+  gpu.memory_total_bytes = opt_integer(d, "memory_total_bytes", where);
+  gpu.bar1_total_bytes = opt_integer(d, "bar1_total_bytes", where);
   if (d.contains("nvlinks")) {
     if (!d["nvlinks"].is_array()) throw RecordingError(where + ".nvlinks: expected an array");
     for (std::size_t i = 0; i < d["nvlinks"].size(); ++i) {
@@ -164,7 +168,8 @@ std::string encode_nvml_recording(const NvmlTopology& data) {
                        {"remote_pci_bus_id", opt(l.remote_bdf)}, {"remote_device_type", l.remote_kind == "cpu" ? "ibmnpu" : l.remote_kind}});
     }
     devices.push_back({{"pci_bus_id", g.bdf}, {"name", opt(g.name)}, {"uuid", opt(g.uuid)},
-                       {"memory_total_bytes", opt(g.memory_total_bytes)}, {"virtualization_mode", opt(g.virtualization_mode)},
+                       {"memory_total_bytes", opt(g.memory_total_bytes)},
+                       {"bar1_total_bytes", opt(g.bar1_total_bytes)}, {"virtualization_mode", opt(g.virtualization_mode)},
                        {"nvlinks", links}});
   }
   j["devices"] = devices;

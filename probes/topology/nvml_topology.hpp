@@ -11,6 +11,7 @@
 //   "devices": [{
 //     "pci_bus_id": "0000:18:00.0", "name": "NVIDIA H100 80GB HBM3",   (name, uuid, memory optional)
 //     "uuid": "GPU-...", "memory_total_bytes": 85520809984,
+//     "bar1_total_bytes": 137438953472,                                (optional)
 //     "virtualization_mode": "none",     (none|passthrough|vgpu|host_vgpu|host_vsga, optional)
 //     "nvlinks": [{"link": 0, "active": true, "version": 4,
 //                  "remote_pci_bus_id": "0000:05:00.0", "remote_device_type": "nvswitch"}]
@@ -33,7 +34,7 @@ class HostRoot;
 struct NvmlGpuRecord {
   std::string bdf;  // normalised "0000:18:00.0"
   std::optional<std::string> name, uuid, virtualization_mode;
-  std::optional<std::int64_t> memory_total_bytes;
+  std::optional<std::int64_t> memory_total_bytes, bar1_total_bytes;
   std::vector<report::NvLinkInfo> nvlinks;  // remote_kind from NVML's remote device type
 };
 
