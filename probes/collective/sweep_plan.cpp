@@ -11,38 +11,6 @@
 
 namespace interprobe::collective {
 
-std::vector<std::uint64_t> geometric_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor) {
-  if (min_bytes == 0) throw InputError("--min 0: the smallest all-reduce must be at least one element; give e.g. --min 8");
-  if (max_bytes < min_bytes)
-    throw InputError(fmt::format("--max {} is smaller than --min {}; give --max at least as large as --min",
-                                 format_size_label(max_bytes), format_size_label(min_bytes)));
-  if (!(factor > 1.0) || !std::isfinite(factor))
-    throw InputError(fmt::format("--factor {}: must be greater than 1 (sizes grow by it), e.g. --factor 2", factor));
-  std::vector<std::uint64_t> sizes;
-  for (std::uint64_t size = min_bytes; size <= max_bytes;) {
-    sizes.push_back(size);
-    const double next = std::floor(static_cast<double>(size) * factor);
-    if (next >= 1.8e19) break;
-    size = std::max(size + 1, static_cast<std::uint64_t>(next));
-  }
-  return sizes;
-}
-
-std::vector<std::uint64_t> parse_size_list(std::string_view text) {
-  std::vector<std::uint64_t> sizes;
-  for (const auto& item : split(text, ',')) {
-    auto entry = trim(item);
-    if (entry.empty()) throw InputError(fmt::format("--sizes '{}': empty entry; give sizes separated by commas, e.g. 8,1K,1M", std::string(text)));
-    auto bytes = parse_size_bytes(entry, "--sizes");
-    if (bytes == 0) throw InputError("--sizes: 0 is not a size; every all-reduce moves at least one element");
-    sizes.push_back(bytes);
-  }
-  if (sizes.empty()) throw InputError("--sizes: no sizes given; e.g. --sizes 8,1M,64M");
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  return sizes;
-}
-
 std::vector<Dtype> parse_dtype_list(std::string_view text) {
   std::vector<Dtype> dtypes;
   for (const auto& item : split(text, ',')) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probes/collective/dtype.hpp"
+#include "probes/common/size_plan.hpp"
 
 namespace interprobe::collective {
 
@@ -24,11 +25,6 @@ struct SweepPlan {
   double timeout_s = 60;       // watchdog per size (NCCL)
 };
 
-// The sizes of --min/--max/--factor: min, then each times factor (rounded down), up to max.
-// Throws InputError naming the option (--min 0, --max < --min, --factor <= 1).
-std::vector<std::uint64_t> geometric_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
-// "8,64K,1M" -> bytes, sorted and unique; InputError naming --sizes on bad entries.
-std::vector<std::uint64_t> parse_size_list(std::string_view text);
 // "float,half" -> types; InputError naming --dtype.
 std::vector<Dtype> parse_dtype_list(std::string_view text);
 // "both" | "out-of-place" | "in-place"; InputError naming --placement.

@@ -28,28 +28,28 @@ void expect_input_error(F f, const std::string& needle) {
 }  // namespace
 
 TEST(SweepPlan, EightBytesToSixtyFourMibIsTwentyFourSizes) {
-  auto sizes = ic::geometric_sizes(8, 64ull << 20, 2);
+  auto sizes = interprobe::geometric_sizes(8, 64ull << 20, 2);
   ASSERT_EQ(sizes.size(), 24u);
   EXPECT_EQ(sizes.front(), 8u);
   EXPECT_EQ(sizes.back(), 64ull << 20);
-  EXPECT_EQ(ic::geometric_sizes(8, 1ull << 30, 2).size(), 28u);
-  auto odd = ic::geometric_sizes(10, 100, 1.5);  // 10 15 22 33 49 73
-  EXPECT_EQ(odd, (std::vector<std::uint64_t>{10, 15, 22, 33, 49, 73}));
+  EXPECT_EQ(interprobe::geometric_sizes(8, 1ull << 30, 2).size(), 28u);
+  auto odd = interprobe::geometric_sizes(10, 100, 1.5);  // rounded down, and --max itself last
+  EXPECT_EQ(odd, (std::vector<std::uint64_t>{10, 15, 22, 33, 49, 73, 100}));
 }
 
 TEST(SweepPlan, BadSizesNameTheOption) {
-  expect_input_error([] { ic::geometric_sizes(0, 64, 2); }, "--min 0");
-  expect_input_error([] { ic::geometric_sizes(64, 8, 2); }, "--max");
-  expect_input_error([] { ic::geometric_sizes(8, 64, 1); }, "--factor");
-  expect_input_error([] { ic::parse_size_list("8,,16"); }, "--sizes");
-  expect_input_error([] { ic::parse_size_list("8,4X"); }, "--sizes");
+  expect_input_error([] { interprobe::geometric_sizes(0, 64, 2); }, "--min 0");
+  expect_input_error([] { interprobe::geometric_sizes(64, 8, 2); }, "--max");
+  expect_input_error([] { interprobe::geometric_sizes(8, 64, 1); }, "--factor");
+  expect_input_error([] { interprobe::parse_size_list("8,,16"); }, "--sizes");
+  expect_input_error([] { interprobe::parse_size_list("8,4X"); }, "--sizes");
   expect_input_error([] { ic::parse_dtype_list("float,int8"); }, "--dtype 'int8'");
   ic::SweepPlan plan;
   expect_input_error([&] { ic::parse_placement("sideways", plan); }, "--placement");
 }
 
 TEST(SweepPlan, ListsAreSortedAndUnique) {
-  EXPECT_EQ(ic::parse_size_list("1M, 8,1K,8"), (std::vector<std::uint64_t>{8, 1024, 1 << 20}));
+  EXPECT_EQ(interprobe::parse_size_list("1M, 8,1K,8"), (std::vector<std::uint64_t>{8, 1024, 1 << 20}));
   EXPECT_EQ(ic::parse_dtype_list("bf16,float,bfloat16"), (std::vector<Dtype>{Dtype::bfloat16, Dtype::float32}));
 }
 

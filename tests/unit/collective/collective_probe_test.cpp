@@ -27,7 +27,7 @@ struct Harness {
 ic::CollectiveRequest request(const std::string& backend) {
   ic::CollectiveRequest r;
   r.backend = backend;
-  r.plan.sizes_bytes = ic::geometric_sizes(8, 2048, 4);
+  r.plan.sizes_bytes = interprobe::geometric_sizes(8, 2048, 4);
   r.plan.dtypes = {ic::Dtype::float32, ic::Dtype::float16};
   r.plan.iterations = 2;
   r.plan.samples = 2;

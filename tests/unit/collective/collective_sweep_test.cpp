@@ -13,7 +13,7 @@ namespace {
 
 ic::SweepPlan small_plan() {
   ic::SweepPlan plan;
-  plan.sizes_bytes = ic::geometric_sizes(8, 4096, 2);
+  plan.sizes_bytes = interprobe::geometric_sizes(8, 4096, 2);
   plan.iterations = 3;
   plan.samples = 2;
   plan.warmup_iterations = 2;

@@ -1,8 +1,6 @@
 #pragma once
 // Helpers shared by the virtualization tests: run the probe on a fixture tree, copy a fixture
 // to a scratch directory to change it, and print the evidence when an assertion fails.
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +9,7 @@
 #include "probes/common/cpuid.hpp"
 #include "probes/common/errors.hpp"
 #include "probes/common/host_root.hpp"
+#include "support/temp_tree.hpp"
 #include "probes/virt/virt_probe.hpp"
 
 namespace interprobe::testing_support {
@@ -43,39 +42,11 @@ inline std::string dump_evidence(const report::VirtSection& v) {
   return out;
 }
 
-// A writable copy of a fixture (symlinks kept as links), removed at scope end.
-class TempTree {
+// A writable copy of a virtualization fixture; "" for an empty tree.
+class TempTree : public interprobe::testing::TempTree {
  public:
-  explicit TempTree(const std::string& fixture) {
-    char pattern[] = "/tmp/interprobe-virt-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
-    if (!made) throw std::runtime_error("mkdtemp failed");
-    path_ = made;
-    std::filesystem::permissions(path_, std::filesystem::perms(0755));
-    if (!fixture.empty())
-      std::filesystem::copy(fixture_dir(fixture), path_,
-                            std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
-  }
-  ~TempTree() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempTree(const TempTree&) = delete;
-  TempTree& operator=(const TempTree&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  void remove(const std::string& rel) { std::filesystem::remove(path_ / rel); }
-  void write(const std::string& rel, const std::string& content) {
-    auto full = path_ / rel;
-    std::filesystem::create_directories(full.parent_path());
-    std::ofstream(full, std::ios::binary) << content;
-  }
-  void chmod(const std::string& rel, unsigned mode) {
-    std::filesystem::permissions(path_ / rel, std::filesystem::perms(mode));
-  }
-
- private:
-  std::filesystem::path path_;
+  explicit TempTree(const std::string& fixture)
+      : interprobe::testing::TempTree(fixture.empty() ? std::filesystem::path() : fixture_dir(fixture)) {}
 };
 
 }  // namespace interprobe::testing_support

@@ -1,0 +1,19 @@
+#pragma once
+// Which message sizes a sweep visits (bandwidth and all-reduce alike): a geometric range
+// (--min --max --factor) or a list (--sizes). Sizes accept binary K/M/G suffixes.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace interprobe {
+
+// min, then each size times factor (rounded down, always growing), up to max; max itself is
+// always the last size, because the size a user asks for is the one they want measured.
+// Throws InputError naming the option: --min 0, --max below --min, --factor not in (1, 1024].
+std::vector<std::uint64_t> geometric_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor);
+
+// "4,64K,1M" -> sorted, duplicates removed; every entry parsed by parse_size_bytes. An empty
+// entry ("8,,16"), 0 or an unknown suffix is an InputError naming `option`.
+std::vector<std::uint64_t> parse_size_list(std::string_view text, std::string_view option = "--sizes");
+
+}  // namespace interprobe
