@@ -301,3 +301,41 @@ TEST_F(SnapshotTest, CliSnapshotOfThisMachineReplaysTheSameSections) {
   // A second snapshot into a non-empty directory would mix two machines: refused.
   EXPECT_EQ(interprobe::testing::run_interprobe({"snapshot", "-o", dir_snap.string(), "-q"}).exit_code, 2);
 }
+
+// The fixtures of the topology and virtualization tests, snapshotted with --root and replayed,
+// give what the fixture itself gives: a snapshot is a fixture (and the recorded nvml.json of
+// the GPU fixtures travels with it).
+class SnapshotOfFixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SnapshotOfFixture, ReplaysLikeTheFixture) {
+  fs::path fixture = fs::path(INTERPROBE_FIXTURES) / GetParam();
+  char tmpl[] = "/tmp/interprobe-snapfix-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  fs::path snap = dir / "snap";
+  auto take = interprobe::testing::run_interprobe({"snapshot", "--no-redact", "--root", fixture.string(), "-o", snap.string(), "-q"});
+  ASSERT_EQ(take.exit_code, 0) << take.err;
+  std::vector<std::string> inventory = {"run", "--only", "topology,virtualization", "--json", "-q", "--root"};
+  auto original = interprobe::testing::run_interprobe([&] { auto a = inventory; a.push_back(fixture.string()); return a; }());
+  auto replay = interprobe::testing::run_interprobe([&] { auto a = inventory; a.push_back(snap.string()); return a; }());
+  ASSERT_EQ(original.exit_code, replay.exit_code) << original.err << replay.err;
+  auto a = nlohmann::json::parse(original.out), b = nlohmann::json::parse(replay.out);
+  for (const char* section : {"topology", "virtualization"})
+    EXPECT_EQ(a[section], b[section]) << GetParam() << ": " << section << "\nfixture: " << a[section].dump()
+                                      << "\nreplay:  " << b[section].dump();
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, SnapshotOfFixture,
+    ::testing::Values("topology/baremetal-2s-8gpu-pcie", "topology/hgx-h100-nvswitch", "topology/proxmox-q35-8gpu-rootports",
+                      "topology/i440fx-guest", "topology/kernel-5.4-old-link-strings", "topology/q35-rootbus-gpus",
+                      "topology/live-firecracker-capture", "virt/bare-metal-hgx", "virt/proxmox-kvm-q35", "virt/hyperv-azure",
+                      "virt/xen-dom0", "virt/xen-pv", "virt/aws-nitro", "virt/gce", "virt/vmware", "virt/wsl2", "virt/lxc",
+                      "virt/docker-in-kvm", "virt/podman", "virt/firecracker-docker-bhyve", "virt/cloud-hypervisor",
+                      "virt/qemu-tcg-i440fx", "virt/aws-metal", "virt/xen-hvm", "virt/firecracker"),
+    [](const ::testing::TestParamInfo<const char*>& param) {
+      std::string name = param.param;
+      for (auto& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
