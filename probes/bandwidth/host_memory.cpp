@@ -14,6 +14,7 @@
 #include "interprobe/build_config.hpp"
 #include "probes/common/errors.hpp"
 #include "probes/common/host_root.hpp"
+#include "probes/common/hwloc_environment.hpp"
 #include "probes/common/text.hpp"
 #include "probes/common/units.hpp"
 
@@ -67,6 +68,7 @@ NumaPlacement::~NumaPlacement() = default;
 std::shared_ptr<const NumaPlacement> NumaPlacement::detect() {
   auto impl = std::make_unique<Impl>();
 #if INTERPROBE_HAVE_HWLOC
+  HwlocEnvironment environment{HostRoot()};
   if (hwloc_topology_init(&impl->topology) != 0 || hwloc_topology_load(impl->topology) != 0) {
     if (impl->topology) hwloc_topology_destroy(impl->topology);
     impl->topology = nullptr;

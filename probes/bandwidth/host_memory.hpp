@@ -1,6 +1,7 @@
 #pragma once
 // Host buffers placed on NUMA nodes (hwloc when compiled in) and the CPUs to run copies on.
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,7 +81,7 @@ class HostBufferCache {
     HostBuffer buffer;
   };
   std::shared_ptr<const NumaPlacement> numa_;
-  std::vector<Entry> entries_;
+  std::deque<Entry> entries_;  // a deque: get() hands out references that must survive later gets
 };
 
 class HostRoot;

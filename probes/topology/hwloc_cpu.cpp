@@ -1,10 +1,11 @@
-// CPU packages through hwloc, pointed at the same root as every other read (HWLOC_FSROOT).
+// CPU packages through hwloc, pointed at the same root as every other read.
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "interprobe/build_config.hpp"
 #include "probes/common/host_root.hpp"
+#include "probes/common/hwloc_environment.hpp"
 #include "probes/common/text.hpp"
 #include "probes/topology/cpu_numa.hpp"
 
@@ -17,26 +18,6 @@ namespace interprobe {
 #if INTERPROBE_HAVE_HWLOC
 
 namespace {
-
-// Sets an environment variable for the lifetime of the object and restores the old value:
-// hwloc reads HWLOC_FSROOT / HWLOC_COMPONENTS when the topology loads.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = std::string(old);
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 struct Topology {
   hwloc_topology_t t = nullptr;
@@ -60,14 +41,7 @@ bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, st
     *reason = "no /sys/devices/system/cpu under the root";
     return false;
   }
-  std::optional<ScopedEnv> fsroot, components, quiet;
-  if (!root.is_live()) {
-    fsroot.emplace("HWLOC_FSROOT", root.root().string());
-    // The x86 backend would run CPUID on this machine; a replayed tree has its own CPUs.
-    components.emplace("HWLOC_COMPONENTS", "-x86");
-    // A partial tree is reported through `reason`, not through hwloc's messages on stderr.
-    quiet.emplace("HWLOC_HIDE_ERRORS", "2");
-  }
+  HwlocEnvironment environment(root);
   Topology topo;
   if (hwloc_topology_init(&topo.t) != 0) {
     *reason = "hwloc_topology_init failed";

@@ -44,7 +44,16 @@ std::string slurp(const fs::path& p) {
 // other MPIs ignore them.
 Launch mpiexec(const std::vector<std::string>& args, double limit_s = 180) {
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  std::string asan_options = "ASAN_OPTIONS=detect_leaks=0";
+  for (char** e = environ; *e; ++e) {
+    std::string var(*e);
+    if (var.rfind("ASAN_OPTIONS=", 0) == 0) asan_options = var + ":detect_leaks=0";
+    else env.push_back(std::move(var));
+  }
+  // Under AddressSanitizer the ranks still catch memory errors, but not leaks: OpenMPI's
+  // runtime keeps allocations of components it dlclose()s before exit, which LeakSanitizer can
+  // neither attribute nor suppress. A build without ASan ignores the variable.
+  env.push_back(asan_options);
   for (const char* v : {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"})
     env.emplace_back(v);
   std::vector<std::string> argv_strings = {kMpiexec};

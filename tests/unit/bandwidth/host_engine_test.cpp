@@ -91,3 +91,19 @@ TEST(NumaPlacement, DescribesThisMachine) {
     EXPECT_FALSE(numa->reason().empty());
   }
 }
+
+// The engine keeps the references get() returns while it asks for more buffers: growing the
+// cache must not move the earlier ones (a vector did, and the copy read freed memory).
+TEST(HostBufferCache, EarlierBuffersStayPutWhenMoreAreAdded) {
+  HostBufferCache cache(NumaPlacement::detect());
+  bool fresh = false;
+  HostBuffer& src = cache.get("src", 0, 4096, fresh);
+  EXPECT_TRUE(fresh);
+  std::byte* src_data = reinterpret_cast<std::byte*>(src.data());
+  for (const char* role : {"dst", "bounce", "extra1", "extra2", "extra3"}) cache.get(role, 0, 4096, fresh);
+  HostBuffer& again = cache.get("src", 0, 4096, fresh);
+  EXPECT_FALSE(fresh);
+  EXPECT_EQ(&again, &src);
+  EXPECT_EQ(reinterpret_cast<std::byte*>(src.data()), src_data);
+  EXPECT_EQ(src.size(), 4096u);
+}

@@ -8,6 +8,7 @@
 
 #include "interprobe/build_config.hpp"
 #include "probes/common/errors.hpp"
+#include "probes/common/hwloc_environment.hpp"
 #include "probes/topology/hwloc_xml.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "topology_test_support.hpp"
@@ -94,8 +95,7 @@ struct HwlocPci {
 
 // What hwloc itself reports for a tree: every PCI function and bridge, with parent and rate.
 std::map<std::string, HwlocPci> hwloc_view(const std::string& root) {
-  ::setenv("HWLOC_FSROOT", root.c_str(), 1);
-  ::setenv("HWLOC_COMPONENTS", "-x86", 1);
+  HwlocEnvironment environment{HostRoot(root)};
   hwloc_topology_t t;
   hwloc_topology_init(&t);
   hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
@@ -117,8 +117,6 @@ std::map<std::string, HwlocPci> hwloc_view(const std::string& root) {
   for (hwloc_obj_t o = hwloc_get_next_bridge(t, nullptr); o; o = hwloc_get_next_bridge(t, o))
     if (o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) record(o, o->attr->bridge.upstream.pci);
   hwloc_topology_destroy(t);
-  ::unsetenv("HWLOC_FSROOT");
-  ::unsetenv("HWLOC_COMPONENTS");
   return out;
 }
 

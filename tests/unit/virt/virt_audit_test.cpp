@@ -131,7 +131,8 @@ TEST(VirtAudit, HostSharingAnIommuGroupAndVfioWithoutIommu) {
   std::filesystem::remove_all(t.path() / "sys/kernel/iommu_groups");
   v = detect_tree(t.path());
   EXPECT_EQ(v.host.vfio_pci_gpus.size(), 2u);
-  auto* fail = finding(findings_for(v), "virt.vfio_without_iommu");
+  auto findings = findings_for(v);  // kept alive: `fail` points into it
+  auto* fail = finding(findings, "virt.vfio_without_iommu");
   ASSERT_NE(fail, nullptr);
   EXPECT_EQ(fail->severity, report::Severity::fail);
 }
