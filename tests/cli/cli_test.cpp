@@ -153,3 +153,29 @@ TEST(Cli, EveryWrittenReportValidatesAgainstTheSchema) {
   }
   fs::remove_all(dir);
 }
+
+TEST(Cli, RunOnlyAndSkipListTheLeftOutProbesAsSkipped) {
+  auto p = run_interprobe({"run", "--root", kMinimal, "--json", "--only", "system,virtualization"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_NE(r.probe("system"), nullptr);
+  EXPECT_EQ(r.probe("system")->status, interprobe::report::ProbeStatus::ok);
+  ASSERT_NE(r.probe("topology"), nullptr);
+  EXPECT_EQ(r.probe("topology")->status, interprobe::report::ProbeStatus::skipped);
+  EXPECT_NE(r.probe("topology")->reason.value_or("").find("--only"), std::string::npos);
+  EXPECT_FALSE(r.topology.has_value());
+
+  auto skip = run_interprobe({"run", "--root", kMinimal, "--json", "--skip", "bandwidth,collective"});
+  ASSERT_EQ(skip.exit_code, 0) << skip.err;
+  auto s = interprobe::report::parse_report_text(skip.out, "stdout");
+  ASSERT_NE(s.probe("bandwidth"), nullptr);
+  EXPECT_EQ(s.probe("bandwidth")->status, interprobe::report::ProbeStatus::skipped);
+  EXPECT_EQ(s.probe("bandwidth")->reason.value_or(""), "not selected (--skip bandwidth)");
+  EXPECT_EQ(s.probe("topology")->status, interprobe::report::ProbeStatus::ok);
+
+  auto bad = run_interprobe({"run", "--root", kMinimal, "--skip", "bandwith"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bandwith"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("bandwidth, collective"), std::string::npos) << bad.err;  // the names it knows
+  EXPECT_TRUE(bad.out.empty());
+}
