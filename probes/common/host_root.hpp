@@ -78,6 +78,9 @@ class HostRoot {
   // The raw target of a symlink (not followed), or nullopt when it is not a link.
   std::optional<std::string> link_target(std::string_view machine_path) const;
 
+  // How a replayed snapshot's manifest says this (canonical) path failed on the machine.
+  std::optional<ReadFailure> recorded_failure(const std::string& machine_path) const;
+
   // Every later access is recorded in `log` (nullptr stops recording).
   void set_access_log(AccessLog* log) { log_ = log; }
 
@@ -85,7 +88,6 @@ class HostRoot {
   void note(AccessLog::Kind kind, std::string_view machine_path) const {
     if (log_) log_->record(kind, machine_path);
   }
-  std::optional<ReadFailure> recorded_failure(const std::string& machine_path) const;
   AccessLog* log_ = nullptr;
   std::shared_ptr<const std::map<std::string, ReadFailure>> recorded_failures_;
   std::filesystem::path root_;

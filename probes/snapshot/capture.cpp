@@ -59,6 +59,15 @@ void Capture::make_link(const std::string& machine_path, const std::string& targ
   if (!ec) ++manifest_.links;
 }
 
+// A snapshot of a snapshot keeps what the first one could not read, and why.
+void Capture::keep_recorded_failure(const std::string& machine_path) {
+  auto recorded = source_.recorded_failure(machine_path);
+  if (!recorded) return;
+  auto& unreadable = manifest_.unreadable;
+  if (std::any_of(unreadable.begin(), unreadable.end(), [&](const UnreadablePath& u) { return u.path == machine_path; })) return;
+  unreadable.push_back({machine_path, std::string(to_string(*recorded)) + " (as recorded by the replayed snapshot)", *recorded});
+}
+
 void Capture::copy_file(const std::string& machine_path, const fs::path& host_path) {
   struct stat st {};
   if (::stat(host_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
@@ -123,7 +132,11 @@ void Capture::path(const std::string& machine_path, bool list_directory) {
     for (const auto& d : done) current += "/" + d;
     fs::path host = source_.root() / current.substr(1);
     struct stat st {};
-    if (::lstat(host.c_str(), &st) != 0) return;  // absent: nothing to capture
+    if (::lstat(host.c_str(), &st) != 0) {  // absent: nothing to capture, unless a replayed manifest says why
+      for (std::size_t k = i; k < pending.size(); ++k) current += "/" + pending[k];
+      keep_recorded_failure(current);
+      return;
+    }
     if (S_ISLNK(st.st_mode)) {
       if (++hops > kMaxHops) return;
       std::error_code ec;

@@ -51,6 +51,7 @@ class Capture {
   void finish();  // writes manifest.json
 
  private:
+  void keep_recorded_failure(const std::string& machine_path);
   void copy_file(const std::string& machine_path, const std::filesystem::path& host_path);
   void make_link(const std::string& machine_path, const std::string& target);
   std::filesystem::path out(const std::string& machine_path) const;

@@ -248,6 +248,15 @@ TEST_F(SnapshotTest, ManifestPermissionDeniedReplaysAsPermissionDenied) {
   EXPECT_EQ(replay.read("/proc/1/../1/environ").failure, ReadFailure::permission_denied);
   EXPECT_EQ(replay.read("/cpuid.txt").failure, ReadFailure::missing);
   EXPECT_EQ(replay.read("/sys/x").failure, ReadFailure::missing);
+  // A snapshot of this snapshot keeps the failure.
+  {
+    std::ofstream(dir_ / "snap/proc/1/cgroup") << "0::/\n";
+    snapshot::Capture again(replay, dir_ / "snap2");
+    again.fixed_detection_set();
+    again.finish();
+    EXPECT_EQ(HostRoot(dir_ / "snap2").read("/proc/1/environ").failure, ReadFailure::permission_denied);
+    EXPECT_EQ(HostRoot(dir_ / "snap2").read_text("/proc/1/cgroup"), "0::/");
+  }
   std::ofstream(dir_ / "snap/manifest.json", std::ios::trunc) << R"({"unreadable": [)";
   try {
     HostRoot broken(dir_ / "snap");
