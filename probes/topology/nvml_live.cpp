@@ -1,6 +1,8 @@
 // Live NVML queries for the topology (dlopen'd; nothing here links against NVML).
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -160,7 +162,18 @@ std::optional<NvmlTopology> query_live_nvml(std::string* reason) {
 std::optional<NvmlTopology> load_nvml_topology(const HostRoot& root, std::string* reason, std::vector<std::string>& warnings) {
   if (root.is_live()) {
 #if INTERPROBE_HAVE_NVML
-    return query_live_nvml(reason);
+    // One query per process: topology, virtualization and snapshot all ask, and nvmlInit on
+    // an 8-GPU machine without persistence mode can take a second.
+    static std::mutex mutex;
+    static std::optional<std::pair<std::optional<NvmlTopology>, std::string>> cached;
+    std::lock_guard lock(mutex);
+    if (!cached) {
+      std::string why;
+      auto data = query_live_nvml(&why);
+      cached.emplace(std::move(data), std::move(why));
+    }
+    *reason = cached->second;
+    return cached->first;
 #else
     *reason = "NVML support compiled out: rebuild with -DINTERPROBE_WITH_NVML=ON";
     return std::nullopt;

@@ -52,7 +52,8 @@ struct NvmlTopology {
 
 inline constexpr const char* kNvmlRecordingPath = "/nvml.json";
 
-// Live NVML on the live root; the recording on a replayed one. nullopt with `reason` otherwise.
+// Live NVML on the live root (queried once per process, then the same answer); the recording
+// on a replayed one. nullopt with `reason` otherwise.
 // Never throws for a missing library, driver or recording; a malformed recording is a reason too.
 std::optional<NvmlTopology> load_nvml_topology(const HostRoot& root, std::string* reason,
                                                std::vector<std::string>& warnings);
