@@ -33,6 +33,24 @@ const report::Finding* finding(const std::vector<report::Finding>& all, const st
   return nullptr;
 }
 
+// A replayed tree with a recorded nvml.json gives the same NVML view as the live machine:
+// virtualization mode, memory and BAR1 size (the HGX fixture records no BAR sizes in sysfs).
+TEST(VirtAudit, RecordedNvmlFillsModeMemoryAndBar1) {
+  auto v = detect_tree(std::filesystem::path(INTERPROBE_FIXTURES) / "topology" / "hgx-h100-nvswitch");
+  ASSERT_EQ(v.gpus.size(), 8u);
+  for (const auto& g : v.gpus) {
+    EXPECT_FALSE(g.nvml_reason.has_value()) << g.bdf << ": " << g.nvml_reason.value_or("");
+    EXPECT_EQ(g.nvml_virtualization_mode, "none") << g.bdf;
+    EXPECT_EQ(g.memory_bytes, 85520809984) << g.bdf;
+    EXPECT_EQ(g.bar1_bytes, std::int64_t{128} << 30) << g.bdf;
+    EXPECT_EQ(g.large_bar, true) << g.bdf;
+  }
+  // Without a recording the reason says so instead of guessing.
+  auto bare = detect_fixture("proxmox-kvm-q35");
+  ASSERT_FALSE(bare.gpus.empty());
+  EXPECT_NE(bare.gpus[0].nvml_reason.value_or("").find("/nvml.json"), std::string::npos) << bare.gpus[0].nvml_reason.value_or("");
+}
+
 TEST(VirtAudit, ProxmoxGpusBehindEmulatedPortAndOnTheRootBus) {
   auto v = detect_fixture("proxmox-kvm-q35");
   ASSERT_EQ(v.gpus.size(), 2u);
