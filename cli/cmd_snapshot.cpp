@@ -31,11 +31,12 @@ struct SnapshotOptions {
 // copied with everything else the probes read.
 void record_nvml(const HostRoot& root, const report::Report& inventory, bool redact, snapshot::Capture& capture) {
   if (!root.is_live()) return;
-  std::string why;
+  // The topology probe has just asked NVML (or said why it did not); that answer is cached.
+  std::string why = "the topology probe did not run";
   std::vector<std::string> warnings;  // only a replayed recording can be malformed
   std::optional<NvmlTopology> nvml;
-  if (!inventory.topology || inventory.topology->gpus.empty()) why = "no NVIDIA GPU in the PCI inventory";
-  else nvml = load_nvml_topology(root, &why, warnings);
+  if (inventory.topology && inventory.topology->nvml_source) nvml = load_nvml_topology(root, &why, warnings);
+  else if (inventory.topology) why = inventory.topology->nvml_reason.value_or("NVML not queried");
   if (!nvml) {
     capture.manifest().unreadable.push_back({kNvmlRecordingPath, "NVML state not recorded: " + why, std::nullopt});
     return;

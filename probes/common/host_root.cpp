@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <deque>
-#include <fstream>
-#include <sstream>
 #include <mutex>
 #include <set>
 
@@ -57,18 +55,12 @@ ReadFailure failure_from_errno(int err) {
   }
 }
 
-// The snapshot manifest's `unreadable` list, as far as it says how a read failed. Only a regular
-// file directly in the root counts: a link there could point anywhere.
-std::shared_ptr<const std::map<std::string, ReadFailure>> load_recorded_failures(const fs::path& root) {
+// The snapshot manifest's `unreadable` list, as far as it says how a read failed.
+std::shared_ptr<const std::map<std::string, ReadFailure>> parse_recorded_failures(const std::string& text, const fs::path& root) {
   fs::path file = root / std::string(HostRoot::kManifestPath).substr(1);
-  struct stat st {};
-  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
   nlohmann::json manifest;
   try {
-    manifest = nlohmann::json::parse(text.str());
+    manifest = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("--root {}: {} is not valid JSON ({}); re-take the snapshot or delete the file",
                                  root.string(), file.string(), e.what()));
@@ -155,7 +147,9 @@ HostRoot::HostRoot(const fs::path& root) {
   root_ = fs::canonical(root, ec);
   if (ec) throw InputError(fmt::format("--root {}: {}", root.string(), ec.message()));
   live_ = (root_ == fs::path("/"));
-  if (!live_) recorded_failures_ = load_recorded_failures(root_);
+  if (live_) return;
+  // Read like any machine file (inside the root, no escape), before any failure is recorded.
+  if (FileRead manifest = read(kManifestPath); manifest.ok()) recorded_failures_ = parse_recorded_failures(*manifest.content, root_);
 }
 
 std::optional<ReadFailure> HostRoot::recorded_failure(const std::string& machine_path) const {

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -59,13 +59,17 @@ void Capture::make_link(const std::string& machine_path, const std::string& targ
   if (!ec) ++manifest_.links;
 }
 
+bool Capture::listed_unreadable(const std::string& machine_path) const {
+  const auto& unreadable = manifest_.unreadable;
+  return std::any_of(unreadable.begin(), unreadable.end(), [&](const UnreadablePath& u) { return u.path == machine_path; });
+}
+
 // A snapshot of a snapshot keeps what the first one could not read, and why.
 void Capture::keep_recorded_failure(const std::string& machine_path) {
   auto recorded = source_.recorded_failure(machine_path);
   if (!recorded) return;
-  auto& unreadable = manifest_.unreadable;
-  if (std::any_of(unreadable.begin(), unreadable.end(), [&](const UnreadablePath& u) { return u.path == machine_path; })) return;
-  unreadable.push_back({machine_path, std::string(to_string(*recorded)) + " (as recorded by the replayed snapshot)", *recorded});
+  if (listed_unreadable(machine_path)) return;
+  manifest_.unreadable.push_back({machine_path, std::string(to_string(*recorded)) + " (as recorded by the replayed snapshot)", *recorded});
 }
 
 void Capture::copy_file(const std::string& machine_path, const fs::path& host_path) {
@@ -73,9 +77,7 @@ void Capture::copy_file(const std::string& machine_path, const fs::path& host_pa
   if (::stat(host_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   if ((st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)) == 0) return;  // write-only sysfs attribute
   if (fs::exists(out(machine_path))) return;
-  auto& unreadable = manifest_.unreadable;
-  if (std::any_of(unreadable.begin(), unreadable.end(), [&](const UnreadablePath& u) { return u.path == machine_path; }))
-    return;  // already tried (read by a probe and in the fixed set)
+  if (listed_unreadable(machine_path)) return;  // already tried (read by a probe and in the fixed set)
   int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;

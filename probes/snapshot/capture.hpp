@@ -51,6 +51,7 @@ class Capture {
   void finish();  // writes manifest.json
 
  private:
+  bool listed_unreadable(const std::string& machine_path) const;
   void keep_recorded_failure(const std::string& machine_path);
   void copy_file(const std::string& machine_path, const std::filesystem::path& host_path);
   void make_link(const std::string& machine_path, const std::string& target);

@@ -1,6 +1,4 @@
 // CPU packages through hwloc, pointed at the same root as every other read.
-#include <cstdlib>
-#include <optional>
 #include <string>
 
 #include "interprobe/build_config.hpp"

@@ -18,6 +18,7 @@
 #include "probes/snapshot/archive.hpp"
 #include "probes/snapshot/capture.hpp"
 #include "support/run_binary.hpp"
+#include "support/temp_tree.hpp"
 
 using namespace interprobe;
 namespace fs = std::filesystem;
@@ -318,20 +319,20 @@ class SnapshotOfFixture : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SnapshotOfFixture, ReplaysLikeTheFixture) {
   fs::path fixture = fs::path(INTERPROBE_FIXTURES) / GetParam();
-  char tmpl[] = "/tmp/interprobe-snapfix-XXXXXX";
-  fs::path dir = ::mkdtemp(tmpl);
-  fs::path snap = dir / "snap";
+  interprobe::testing::TempTree scratch;
+  fs::path snap = scratch.path() / "snap";
   auto take = interprobe::testing::run_interprobe({"snapshot", "--no-redact", "--root", fixture.string(), "-o", snap.string(), "-q"});
   ASSERT_EQ(take.exit_code, 0) << take.err;
-  std::vector<std::string> inventory = {"run", "--only", "topology,virtualization", "--json", "-q", "--root"};
-  auto original = interprobe::testing::run_interprobe([&] { auto a = inventory; a.push_back(fixture.string()); return a; }());
-  auto replay = interprobe::testing::run_interprobe([&] { auto a = inventory; a.push_back(snap.string()); return a; }());
+  auto inventory_of = [](const fs::path& root) {
+    return interprobe::testing::run_interprobe({"run", "--only", "topology,virtualization", "--json", "-q", "--root", root.string()});
+  };
+  auto original = inventory_of(fixture);
+  auto replay = inventory_of(snap);
   ASSERT_EQ(original.exit_code, replay.exit_code) << original.err << replay.err;
   auto a = nlohmann::json::parse(original.out), b = nlohmann::json::parse(replay.out);
   for (const char* section : {"topology", "virtualization"})
     EXPECT_EQ(a[section], b[section]) << GetParam() << ": " << section << "\nfixture: " << a[section].dump()
                                       << "\nreplay:  " << b[section].dump();
-  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(
