@@ -1,5 +1,6 @@
 #include "cli/session.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "probes/common/errors.hpp"
 #include "probes/common/host_root.hpp"
 #include "probes/common/interrupt.hpp"
+#include "probes/common/output_file.hpp"
 #include "probes/common/progress.hpp"
 #include "probes/common/stopwatch.hpp"
 #include "probes/host/system_probe.hpp"
@@ -25,6 +27,7 @@
 #endif
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
+#include "report/model/report_file_writer.hpp"
 #include "report/render/renderers.hpp"
 
 namespace interprobe::cli {
@@ -43,15 +46,31 @@ namespace {
 // Fail before measuring, not after: a report that cannot be written is measurement lost.
 void check_output_writable(const std::optional<std::string>& output) {
   if (!output) return;
-  std::filesystem::path p(*output);
-  auto dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw InputError(fmt::format("-o {}: directory {} does not exist; create it or choose another path", *output, dir.string()));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw InputError(fmt::format("-o {}: directory {} is not writable; choose another path", *output, dir.string()));
-  if (std::filesystem::is_directory(p, ec))
-    throw InputError(fmt::format("-o {}: is a directory; give a file name", *output));
+  check_output_target(*output, "-o", ExistingOutput::replace_regular);
+  check_output_target(report::partial_report_path(*output), "-o (partial save)", ExistingOutput::replace_regular);
+}
+
+// Writes the report where the run's outcome allows: the named file only for a completed or an
+// interrupted run; otherwise beside it, leaving an earlier report at the named path as it was.
+void save_report(const report::Report& r, const std::string& output, bool replace_named) {
+  auto partial = report::partial_report_path(output);
+  if (!replace_named) {
+    write_output_file(partial, report::to_json_text(r), "-o (partial save)", ExistingOutput::replace_regular);
+    std::cerr << fmt::format("interprobe: -o {} left as it was (this run failed); its report is in {}\n", output,
+                             partial.string());
+    return;
+  }
+  report::write_report_file(output, r);
+  struct stat st {};
+  if (::lstat(partial.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(partial.c_str());
+}
+
+void print_report(const report::Report& report, const GlobalOptions& o) {
+  render::Format format = render::Format::text;
+  if (o.json || o.format == "json") format = render::Format::json;
+  else if (o.format == "markdown") format = render::Format::markdown;
+  render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color)};
+  std::cout << render::render(report, format, style, o.views) << std::flush;
 }
 
 }  // namespace
@@ -86,20 +105,17 @@ report::ToolInfo tool_info(bool probe_libraries, bool live) {
 }
 
 void emit_report(const report::Report& report, const GlobalOptions& o) {
+  if (o.output) check_output_writable(o.output);  // bad options fail before anything is printed
+  print_report(report, o);
   if (o.output) report::write_report_file(*o.output, report);
-  render::Format format = render::Format::text;
-  if (o.json || o.format == "json") format = render::Format::json;
-  else if (o.format == "markdown") format = render::Format::markdown;
-  render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color)};
-  std::cout << render::render(report, format, style, o.views) << std::flush;
 }
 
 SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_ptr<Probe>>& probes,
                           UnsupportedPolicy policy, bool probe_libraries) {
   Stopwatch clock;
+  check_output_writable(o.output);
   OpenedRoot opened = open_root(o);
   const HostRoot& root = opened.root;
-  check_output_writable(o.output);
   std::unique_ptr<CpuidSource> cpuid;
   std::optional<std::string> cpuid_error;
   try {
@@ -125,26 +141,37 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   install_interrupt_handler();
   Progress progress = Progress::for_terminal(o.quiet);
   ProbeContext ctx{root, *cpuid, progress};
+  bool checkpoint_failed = false;
   auto checkpoint = [&](const report::Report& partial) {
-    if (o.output) report::write_report_file(*o.output, partial);
+    if (!o.output || checkpoint_failed) return;
+    try {
+      write_output_file(report::partial_report_path(*o.output), report::to_json_text(partial), "-o (partial save)",
+                        ExistingOutput::replace_regular);
+    } catch (const InputError& e) {
+      // Measuring goes on; the final write says whether the report could be kept.
+      checkpoint_failed = true;
+      std::cerr << "interprobe: warning: " << e.what() << "; measuring goes on\n";
+    }
   };
   RunOutcome outcome = run_probes(probes, ctx, r, checkpoint);
   r.host.duration_s = clock.elapsed_s();
   r.findings = analysis::derive_findings(r);
-  emit_report(r, o);
+  print_report(r, o);
 
+  std::string failure;
   if (outcome.interrupted) {
-    if (!o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
     result.exit_code = kExitInterrupted;
   } else if (outcome.input_error || cpuid_error) {
-    std::cerr << "interprobe: error: " << (outcome.input_error ? *outcome.input_error : *cpuid_error) << "\n";
+    failure = "interprobe: error: " + (outcome.input_error ? *outcome.input_error : *cpuid_error) + "\n";
     result.exit_code = kExitUsage;
   } else if (policy == UnsupportedPolicy::exit_code_4 && probes.size() == 1 && !r.probes.empty() &&
              r.probes.front().status == report::ProbeStatus::unsupported) {
-    std::cerr << "interprobe: " << r.probes.front().name << " cannot run here: " << r.probes.front().reason.value_or("")
-              << "\n";
+    failure = fmt::format("interprobe: {} cannot run here: {}\n", r.probes.front().name, r.probes.front().reason.value_or(""));
     result.exit_code = kExitUnsupported;
   }
+  std::cerr << failure;
+  if (outcome.interrupted && !o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
+  if (o.output) save_report(r, *o.output, result.exit_code == kExitOk || result.exit_code == kExitInterrupted);
   return result;
 }
 

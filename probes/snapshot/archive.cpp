@@ -2,18 +2,24 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
+#include "probes/common/interrupt.hpp"
+#include "probes/snapshot/archive_index.hpp"
+#include "probes/snapshot/output_tree.hpp"
 
 namespace interprobe::snapshot {
 
@@ -24,69 +30,136 @@ namespace {
 using ReadHandle = std::unique_ptr<archive, decltype(&archive_read_free)>;
 using WriteHandle = std::unique_ptr<archive, decltype(&archive_write_free)>;
 
-ReadHandle open_for_read(const fs::path& file) {
+// The archive, read once through one descriptor: a file swapped or rewritten while we work
+// cannot make the extraction differ from what was validated.
+std::string read_archive_file(const fs::path& file, const ArchiveLimits& limits) {
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0)
+    throw InputError(fmt::format("{}: cannot open snapshot archive ({})", file.string(), std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw InputError(fmt::format("{}: not a regular file; give a snapshot archive or directory", file.string()));
+  auto too_large = [&] {
+    return InputError(fmt::format("{}: larger than {} bytes (the snapshot archive limit); refused", file.string(),
+                                  limits.max_archive_bytes));
+  };
+  if (static_cast<std::uint64_t>(st.st_size) > limits.max_archive_bytes) throw too_large();
+  std::string data;
+  char buffer[1 << 16];
+  while (true) {
+    throw_if_interrupted();
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(fmt::format("{}: read failed ({})", file.string(), std::strerror(errno)));
+    if (n == 0) return data;
+    data.append(buffer, static_cast<std::size_t>(n));
+    if (data.size() > limits.max_archive_bytes) throw too_large();
+  }
+}
+
+ReadHandle open_for_read(const std::string& data, const fs::path& file) {
   ReadHandle a(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(a.get());
+  // gzip only: "all" filters would run external decompressors on hostile input.
+  archive_read_support_filter_gzip(a.get());
   archive_read_support_format_tar(a.get());
-  if (archive_read_open_filename(a.get(), file.c_str(), 1 << 16) != ARCHIVE_OK)
+  if (archive_read_open_memory(a.get(), data.data(), data.size()) != ARCHIVE_OK)
     throw InputError(fmt::format("{}: cannot read snapshot archive: {}", file.string(), archive_error_string(a.get())));
   return a;
 }
 
-// Lexically resolves `target` against the entry's directory; false when it leaves the tree.
-bool stays_inside(const std::string& entry_path, const std::string& target) {
-  if (target.empty() || target.front() == '/') return false;
-  std::vector<std::string> parts;
-  for (const auto& p : split(entry_path, '/'))
-    if (!p.empty() && p != ".") parts.push_back(p);
-  if (!parts.empty()) parts.pop_back();  // the link itself
-  for (const auto& p : split(target, '/')) {
-    if (p.empty() || p == ".") continue;
-    if (p == "..") {
-      if (parts.empty()) return false;
-      parts.pop_back();
-    } else {
-      parts.push_back(p);
-    }
-  }
-  return true;
+std::string entry_path(archive_entry* entry) {
+  const char* raw = archive_entry_pathname(entry);
+  return raw ? raw : "";
 }
 
-void validate_entries(const fs::path& file, const ArchiveLimits& limits) {
-  ReadHandle a = open_for_read(file);
+InputError refused(const fs::path& file, const std::string& path, const std::string& why) {
+  return InputError(fmt::format("{}: refused entry '{}': {}; this is not a snapshot interprobe wrote", file.string(),
+                                path, why));
+}
+
+ArchiveIndex::Kind kind_of(archive_entry* entry) {
+  switch (archive_entry_filetype(entry)) {
+    case AE_IFREG: return ArchiveIndex::Kind::file;
+    case AE_IFDIR: return ArchiveIndex::Kind::directory;
+    case AE_IFLNK: return ArchiveIndex::Kind::symlink;
+    default: throw std::invalid_argument("not a file, directory or symlink");
+  }
+}
+
+void validate_entries(const std::string& data, const fs::path& file, const ArchiveLimits& limits) {
+  ReadHandle a = open_for_read(data, file);
+  ArchiveIndex index(limits);
   archive_entry* entry = nullptr;
   std::uint64_t entries = 0, bytes = 0;
   int rc;
   while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
-    const char* raw = archive_entry_pathname(entry);
-    std::string path = raw ? raw : "";
-    auto refuse = [&](const std::string& why) {
-      return InputError(fmt::format("{}: refused entry '{}': {}; this is not a snapshot interprobe wrote",
-                                    file.string(), path, why));
-    };
+    throw_if_interrupted();
+    std::string path = entry_path(entry);
     if (++entries > limits.max_entries)
-      throw InputError(fmt::format("{}: more than {} entries; refused (not a snapshot, or a hostile archive)",
+      throw InputError(fmt::format("{}: more than {} entries (the limit); refused (not a snapshot, or a hostile archive)",
                                    file.string(), limits.max_entries));
-    if (path.empty() || path.front() == '/') throw refuse("absolute path");
-    for (const auto& part : split(path, '/'))
-      if (part == "..") throw refuse("path contains '..'");
-    if (archive_entry_hardlink(entry)) throw refuse("hard link");
-    auto type = archive_entry_filetype(entry);
-    if (type == AE_IFLNK) {
-      const char* target = archive_entry_symlink(entry);
-      if (!target || !stays_inside(path, target))
-        throw refuse(fmt::format("symlink to '{}' points outside the snapshot", target ? target : ""));
-    } else if (type != AE_IFREG && type != AE_IFDIR) {
-      throw refuse("not a file, directory or symlink");
+    try {
+      auto parts = index.components(path);
+      if (archive_entry_hardlink(entry)) throw std::invalid_argument("hard link");
+      auto kind = kind_of(entry);
+      std::string target;
+      if (kind == ArchiveIndex::Kind::symlink) {
+        const char* t = archive_entry_symlink(entry);
+        target = t ? t : "";
+        if (target.size() > limits.max_path_bytes)
+          throw std::invalid_argument(fmt::format("link target longer than {} bytes (the limit)", limits.max_path_bytes));
+        if (target.empty() || target.front() == '/')
+          throw std::invalid_argument(fmt::format("symlink to '{}' points outside the snapshot", target));
+      }
+      index.add(parts, kind, target);
+    } catch (const std::invalid_argument& e) {
+      throw refused(file, path, e.what());
     }
     bytes += static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
     if (bytes > limits.max_total_bytes)
-      throw InputError(fmt::format("{}: more than {} bytes uncompressed; refused", file.string(), limits.max_total_bytes));
-    archive_read_data_skip(a.get());
+      throw InputError(fmt::format("{}: more than {} bytes uncompressed (the limit); refused", file.string(),
+                                   limits.max_total_bytes));
+    if (archive_read_data_skip(a.get()) != ARCHIVE_OK) break;
   }
-  if (rc != ARCHIVE_EOF)
-    throw InputError(fmt::format("{}: archive broken after {} entries: {}", file.string(), entries,
-                                 archive_error_string(a.get())));
+  if (rc != ARCHIVE_EOF) {
+    const char* why = archive_error_string(a.get());
+    throw InputError(fmt::format("{}: archive broken after {} entries: {}", file.string(), entries, why ? why : "truncated"));
+  }
+  try {
+    index.check_links();
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("{}: refused: {}; this is not a snapshot interprobe wrote", file.string(), e.what()));
+  }
+}
+
+void extract_entries(const std::string& data, const fs::path& file, const fs::path& dest, const ArchiveLimits& limits) {
+  ReadHandle a = open_for_read(data, file);
+  ArchiveIndex paths(limits);  // the same normalization as the validation pass
+  OutputTree tree(dest);
+  archive_entry* entry = nullptr;
+  while (archive_read_next_header(a.get(), &entry) == ARCHIVE_OK) {
+    std::string path = entry_path(entry);
+    std::string rel;
+    for (const auto& part : paths.components(path)) rel += (rel.empty() ? "" : "/") + part;
+    switch (archive_entry_filetype(entry)) {
+      case AE_IFDIR:
+        tree.make_directories(rel);
+        break;
+      case AE_IFLNK:
+        if (!tree.make_symlink(rel, archive_entry_symlink(entry))) throw refused(file, path, "appears twice");
+        break;
+      default: {
+        UniqueFd fd = tree.create_file(rel, /*exclusive=*/true);
+        char buffer[1 << 16];
+        la_ssize_t n;
+        while ((n = archive_read_data(a.get(), buffer, sizeof buffer)) > 0) {
+          if (::write(fd.get(), buffer, static_cast<std::size_t>(n)) != n)
+            throw InputError(fmt::format("{}: cannot extract '{}' ({})", file.string(), path, std::strerror(errno)));
+        }
+        if (n < 0) throw InputError(fmt::format("{}: broken entry '{}': {}", file.string(), path, archive_error_string(a.get())));
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -100,86 +173,22 @@ bool looks_like_archive(const fs::path& path) {
 }
 
 void extract_archive(const fs::path& file, const fs::path& dest, const ArchiveLimits& limits) {
-  validate_entries(file, limits);
-  ReadHandle a = open_for_read(file);
-  WriteHandle out(archive_write_disk_new(), archive_write_free);
-  // Entries were validated as relative above; they are written under the absolute `dest`, so
-  // SECURE_NOABSOLUTEPATHS would refuse our own prefix. The other guards stay on.
-  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                                ARCHIVE_EXTRACT_NO_OVERWRITE);
-  archive_entry* entry = nullptr;
-  while (archive_read_next_header(a.get(), &entry) == ARCHIVE_OK) {
-    std::string target = (dest / archive_entry_pathname(entry)).string();
-    archive_entry_set_pathname(entry, target.c_str());
-    if (archive_entry_filetype(entry) == AE_IFDIR) archive_entry_set_perm(entry, 0755);
-    else if (archive_entry_filetype(entry) == AE_IFREG) archive_entry_set_perm(entry, 0644);
-    if (archive_write_header(out.get(), entry) != ARCHIVE_OK)
-      throw InputError(fmt::format("{}: cannot extract '{}': {}", file.string(), target, archive_error_string(out.get())));
-    const void* block = nullptr;
-    size_t size = 0;
-    la_int64_t offset = 0;
-    while (archive_read_data_block(a.get(), &block, &size, &offset) == ARCHIVE_OK)
-      archive_write_data_block(out.get(), block, size, offset);
-    archive_write_finish_entry(out.get());
-  }
-}
-
-void write_archive(const fs::path& dir, const fs::path& file) {
-  fs::path temp = file;
-  temp += fmt::format(".tmp.{}", ::getpid());
-  {
-    WriteHandle a(archive_write_new(), archive_write_free);
-    archive_write_add_filter_gzip(a.get());
-    archive_write_set_format_pax_restricted(a.get());
-    if (archive_write_open_filename(a.get(), temp.c_str()) != ARCHIVE_OK)
-      throw InputError(fmt::format("{}: cannot write: {}", file.string(), archive_error_string(a.get())));
-    std::vector<fs::path> paths;
-    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it)
-      paths.push_back(it->path());
-    std::sort(paths.begin(), paths.end());
-    for (const auto& p : paths) {
-      struct stat st {};
-      if (::lstat(p.c_str(), &st) != 0) continue;
-      std::unique_ptr<archive_entry, decltype(&archive_entry_free)> e(archive_entry_new(), archive_entry_free);
-      std::string rel = p.lexically_relative(dir).string();  // fs::relative would follow links
-      archive_entry_set_pathname(e.get(), rel.c_str());
-      archive_entry_set_mtime(e.get(), st.st_mtime, 0);
-      std::string content;
-      if (S_ISLNK(st.st_mode)) {
-        archive_entry_set_filetype(e.get(), AE_IFLNK);
-        archive_entry_set_perm(e.get(), 0777);
-        archive_entry_set_symlink(e.get(), fs::read_symlink(p).c_str());
-      } else if (S_ISDIR(st.st_mode)) {
-        archive_entry_set_filetype(e.get(), AE_IFDIR);
-        archive_entry_set_perm(e.get(), 0755);
-      } else if (S_ISREG(st.st_mode)) {
-        archive_entry_set_filetype(e.get(), AE_IFREG);
-        archive_entry_set_perm(e.get(), 0644);
-        archive_entry_set_size(e.get(), st.st_size);
-      } else {
-        continue;
-      }
-      archive_write_header(a.get(), e.get());
-      if (S_ISREG(st.st_mode)) {
-        FILE* f = std::fopen(p.c_str(), "rb");
-        if (f) {
-          char buffer[65536];
-          size_t n;
-          while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) archive_write_data(a.get(), buffer, n);
-          std::fclose(f);
-        }
-      }
-    }
-    if (archive_write_close(a.get()) != ARCHIVE_OK)
-      throw InputError(fmt::format("{}: write failed: {}", file.string(), archive_error_string(a.get())));
-  }
-  fs::rename(temp, file);
+  std::string data = read_archive_file(file, limits);
+  validate_entries(data, file, limits);
+  extract_entries(data, file, dest, limits);
 }
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = fmt::format("{}/interprobe-snapshot-XXXXXX", base && *base ? base : "/tmp");
   if (!::mkdtemp(tmpl.data())) throw InputError("cannot create a temporary directory under " + tmpl);
+  path_ = tmpl;
+}
+
+TempDir::TempDir(const fs::path& parent) {
+  std::string tmpl = (parent / (std::string(kTempPrefix) + "XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data()))
+    throw InputError(fmt::format("cannot create a temporary directory in {} ({})", parent.string(), std::strerror(errno)));
   path_ = tmpl;
 }
 

@@ -44,19 +44,14 @@ const std::pair<const char*, int> kFixedTrees[] = {
 
 }  // namespace
 
-Capture::Capture(const HostRoot& source, fs::path out_dir) : source_(source), out_dir_(std::move(out_dir)) {
-  fs::create_directories(out_dir_);
-}
+Capture::Capture(const HostRoot& source, fs::path out_dir)
+    : source_(source), out_dir_(std::move(out_dir)), output_(out_dir_) {}
 
 fs::path Capture::out(const std::string& machine_path) const { return out_dir_ / machine_path.substr(1); }
 
 void Capture::make_link(const std::string& machine_path, const std::string& target) {
-  fs::path where = out(machine_path);
-  std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(where, ec))) return;
-  fs::create_directories(where.parent_path(), ec);
-  fs::create_symlink(target, where, ec);
-  if (!ec) ++manifest_.links;
+  // Through OutputTree: the links already copied are never followed when writing.
+  if (output_.make_symlink(machine_path, target)) ++manifest_.links;
 }
 
 bool Capture::listed_unreadable(const std::string& machine_path) const {
@@ -109,9 +104,7 @@ void Capture::copy_file(const std::string& machine_path, const fs::path& host_pa
 }
 
 void Capture::write_file(const std::string& machine_path, const std::string& content) {
-  fs::path where = out(machine_path);
-  fs::create_directories(where.parent_path());
-  std::ofstream(where, std::ios::binary | std::ios::trunc) << content;
+  output_.write_file(machine_path, content);
   ++manifest_.files;
   manifest_.bytes += content.size();
 }
@@ -156,7 +149,7 @@ void Capture::path(const std::string& machine_path, bool list_directory) {
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
-      fs::create_directories(out(current));
+      output_.make_directories(current);
       continue;
     }
     if (i == pending.size()) copy_file(current, host);
@@ -170,7 +163,7 @@ void Capture::path(const std::string& machine_path, bool list_directory) {
   for (const auto& entry : fs::directory_iterator(source_.root() / current.substr(1), ec)) {
     std::error_code lec;
     if (entry.is_symlink(lec)) make_link(current + "/" + entry.path().filename().string(), fs::read_symlink(entry.path(), lec).string());
-    else if (entry.is_directory(lec)) fs::create_directories(out(current + "/" + entry.path().filename().string()));
+    else if (entry.is_directory(lec)) output_.make_directories(current + "/" + entry.path().filename().string());
   }
 }
 
@@ -255,7 +248,7 @@ void Capture::finish() {
   m["files"] = manifest_.files;
   m["links"] = manifest_.links;
   m["bytes"] = manifest_.bytes;
-  std::ofstream(out_dir_ / "manifest.json") << m.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  output_.write_file("manifest.json", m.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace interprobe::snapshot

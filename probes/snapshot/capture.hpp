@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probes/common/host_root.hpp"
+#include "probes/snapshot/output_tree.hpp"
 
 namespace interprobe {
 class CpuidSource;
@@ -58,6 +59,7 @@ class Capture {
   std::filesystem::path out(const std::string& machine_path) const;
   const HostRoot& source_;
   std::filesystem::path out_dir_;
+  OutputTree output_;  // every write into out_dir_ goes through it
   Manifest manifest_;
 };
 

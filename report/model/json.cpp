@@ -195,39 +195,4 @@ Report read_report_file(const std::filesystem::path& path) {
   return parse_report_text(buffer.str(), path.string());
 }
 
-void write_file_atomic(const std::filesystem::path& path, const std::string& content) {
-  auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::string temp_name = fmt::format(".{}.tmp.XXXXXX", path.filename().string());
-  std::string temp = (dir / temp_name).string();
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    throw InputError(fmt::format("{}: cannot write ({}); choose a writable directory for -o", path.string(),
-                                 std::strerror(errno)));
-  }
-  std::size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      throw InputError(fmt::format("{}: write failed ({})", path.string(), std::strerror(err)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::fchmod(fd, 0644);
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    throw InputError(fmt::format("{}: cannot replace ({})", path.string(), std::strerror(err)));
-  }
-}
-
-void write_report_file(const std::filesystem::path& path, const Report& report) {
-  write_file_atomic(path, to_json_text(report));
-}
-
 }  // namespace interprobe::report

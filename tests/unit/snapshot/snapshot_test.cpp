@@ -19,48 +19,15 @@
 #include "probes/snapshot/capture.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
+#include "tar_builder.hpp"
 
 using namespace interprobe;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Entry {
-  std::string path;
-  enum { file, dir, link, hardlink } type = file;
-  std::string content_or_target;
-};
-
-fs::path make_tar_gz(const fs::path& file, const std::vector<Entry>& entries) {
-  archive* a = archive_write_new();
-  archive_write_add_filter_gzip(a);
-  archive_write_set_format_pax_restricted(a);
-  archive_write_open_filename(a, file.c_str());
-  for (const auto& e : entries) {
-    archive_entry* entry = archive_entry_new();
-    archive_entry_set_pathname(entry, e.path.c_str());
-    if (e.type == Entry::file) {
-      archive_entry_set_filetype(entry, AE_IFREG);
-      archive_entry_set_perm(entry, 0644);
-      archive_entry_set_size(entry, static_cast<la_int64_t>(e.content_or_target.size()));
-    } else if (e.type == Entry::dir) {
-      archive_entry_set_filetype(entry, AE_IFDIR);
-      archive_entry_set_perm(entry, 0755);
-    } else if (e.type == Entry::link) {
-      archive_entry_set_filetype(entry, AE_IFLNK);
-      archive_entry_set_symlink(entry, e.content_or_target.c_str());
-    } else {
-      archive_entry_set_filetype(entry, AE_IFREG);
-      archive_entry_set_hardlink(entry, e.content_or_target.c_str());
-    }
-    archive_write_header(a, entry);
-    if (e.type == Entry::file) archive_write_data(a, e.content_or_target.data(), e.content_or_target.size());
-    archive_entry_free(entry);
-  }
-  archive_write_close(a);
-  archive_write_free(a);
-  return file;
-}
+using Entry = interprobe::testing::TarEntry;
+using interprobe::testing::make_tar_gz;
 
 class SnapshotTest : public ::testing::Test {
  protected:
