@@ -60,6 +60,9 @@ void ArchiveIndex::add(const std::vector<std::string>& parts, Kind kind, const s
     auto& slot = current->children[parts[i]];
     bool last = i + 1 == parts.size();
     if (!slot) {
+      // Implied directories count too: 100,000 entries 64 deep must not become 6.4 million nodes.
+      if (++nodes_ > limits_.max_entries)
+        throw std::invalid_argument(fmt::format("more than {} entries and directories (the limit)", limits_.max_entries));
       slot = std::make_unique<Node>();
       slot->name = parts[i];
       slot->parent = current;

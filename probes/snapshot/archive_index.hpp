@@ -3,6 +3,7 @@
 // symlink can be resolved the way the kernel will resolve it later (for libpci, hwloc and our
 // own reads): a link that reaches outside only through other links (`x -> .`, `up -> x/..`)
 // is found, which no lexical check of one target can do. Internal to archive.cpp.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -32,6 +33,7 @@ class ArchiveIndex {
   const ArchiveLimits& limits_;
   std::unique_ptr<Node> root_;
   std::vector<Node*> links_;
+  std::uint64_t nodes_ = 0;  // entries and the directories they imply, bounded by max_entries
 };
 
 }  // namespace interprobe::snapshot

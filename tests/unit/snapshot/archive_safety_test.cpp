@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <thread>
 
 #include "probes/common/errors.hpp"
@@ -81,40 +81,43 @@ TEST(ArchiveSafety, LinksThatStayInsideOrLeadNowhereAreKept) {
   EXPECT_EQ(vendor, "0x10de");
 }
 
-// The archive is opened once and read into memory: replacing it after the work started (a
-// rename, as an attacker with write access to its directory would) changes nothing.
+// The archive is opened once and read into memory: replacing it while it is worked on (by
+// rename, as an attacker with write access to its directory would) cannot make the extraction
+// differ from what was validated. A second thread keeps swapping a benign and a hostile archive;
+// each extraction sees one or the other whole, never the benign one validated and the hostile
+// one extracted.
 TEST(ArchiveSafety, AnArchiveSwappedWhileItIsReadIsNotReadAgain) {
   TempTree dir;
-  // Incompressible content makes reading the archive take long enough to swap it meanwhile.
-  std::mt19937_64 random(42);
-  std::string noise(24u << 20, '\0');
-  for (auto& c : noise) c = static_cast<char>(random());
-  auto benign = make_tar_gz(dir.path() / "benign.tar.gz", {{"sys/noise", TarEntry::file, noise}});
   const fs::path archive = dir.path() / "snap.tar.gz";
   const fs::path escape = dir.path() / "escaped";
+  auto benign = make_tar_gz(dir.path() / "benign.tar.gz", {{"sys/vendor", TarEntry::file, "0x10de\n"}});
   auto evil = make_tar_gz(dir.path() / "evil.tar.gz", {{escape.string(), TarEntry::file, "pwned"}});
   fs::copy_file(benign, archive);
-  auto start = std::chrono::steady_clock::now();
-  ASSERT_EQ(refusal(archive, dir.path() / "timing"), "");
-  double whole_s = seconds_since(start);
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    fs::path dest = dir.path() / ("dest" + std::to_string(attempt));
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    const fs::path next = dir.path() / "next.tar.gz";
+    for (int i = 0; !stop; ++i) {
+      ::link((i % 2 ? evil : benign).c_str(), next.c_str());
+      ::rename(next.c_str(), archive.c_str());
+    }
+  });
+  int extracted = 0, refused = 0;
+  for (int attempt = 0; attempt < 200 && !fs::exists(escape); ++attempt) {
+    fs::path dest = dir.path() / "dest";
+    fs::remove_all(dest);
     fs::create_directories(dest);
-    fs::copy_file(benign, archive, fs::copy_options::overwrite_existing);
-    fs::copy_file(evil, dir.path() / "evil-copy.tar.gz", fs::copy_options::overwrite_existing);
-    std::thread swapper([&] {
-      // Inside the validation pass, before the second open the extraction used to make.
-      std::this_thread::sleep_for(std::chrono::duration<double>(whole_s * (0.1 + 0.1 * attempt)));
-      fs::rename(dir.path() / "evil-copy.tar.gz", archive);
-    });
     try {
       snapshot::extract_archive(archive, dest);
+      ++extracted;
     } catch (const InputError&) {
-      // The swap landed before the one read: refused, as it should be.
+      ++refused;
     }
-    swapper.join();
-    EXPECT_FALSE(fs::exists(escape)) << "attempt " << attempt << ": an entry was written outside the destination";
   }
+  stop = true;
+  swapper.join();
+  EXPECT_FALSE(fs::exists(escape)) << "an entry was written outside the destination";
+  EXPECT_GT(extracted, 0);
+  EXPECT_GT(refused, 0);
 }
 
 // 8 entries 4,000 directories deep took 90 s to extract; now refused at once, naming the limit.
@@ -152,7 +155,7 @@ TEST(ArchiveSafety, DeepLongAndLargeArchivesAreRefusedQuicklyNamingTheLimit) {
 
 TEST(ArchiveSafety, CliRefusesLinksLeavingThroughLinksWithExit2) {
   TempTree dir;
-  auto archive = make_tar_gz(dir.path() / "evil.tar.gz", {{"x", TarEntry::link, "."}, {"sys", TarEntry::link, "x/../.."}});
+  auto archive = make_tar_gz(dir.path() / "evil.tar.gz", {{"x", TarEntry::link, "."}, {"sys", TarEntry::link, "x/.."}});
   auto p = interprobe::testing::run_interprobe({"topo", "--root", archive.string(), "-q"});
   EXPECT_EQ(p.exit_code, 2) << p.err;
   EXPECT_NE(p.err.find("evil.tar.gz"), std::string::npos) << p.err;
