@@ -109,6 +109,7 @@ void publish_directory(const fs::path& staged, const fs::path& dest) {
 int take_snapshot(const GlobalOptions& options, const SnapshotOptions& s) {
   Stopwatch clock;
   fs::path dest(s.destination);
+  if (!dest.empty() && !dest.has_filename()) dest = dest.parent_path();  // "DIR/" is DIR
   bool archive = snapshot::looks_like_archive(dest);
   auto existing = s.force ? ExistingOutput::replace_regular : ExistingOutput::refuse;
   if (archive) check_output_target(dest, "-o", existing);

@@ -105,7 +105,8 @@ report::ToolInfo tool_info(bool probe_libraries, bool live) {
 }
 
 void emit_report(const report::Report& report, const GlobalOptions& o) {
-  if (o.output) check_output_writable(o.output);  // bad options fail before anything is printed
+  // Bad options fail before anything is printed.
+  if (o.output) check_output_target(*o.output, "-o", ExistingOutput::replace_regular);
   print_report(report, o);
   if (o.output) report::write_report_file(*o.output, report);
 }

@@ -202,3 +202,11 @@ TEST(SnapshotOutput, SigintStopsASnapshotAndLeavesNothing) {
   }
   EXPECT_TRUE(fs::is_empty(dir.path())) << "a temporary file or directory was left behind";
 }
+
+TEST(SnapshotOutput, ADirectoryGivenWithATrailingSlashIsThatDirectory) {
+  TempTree dir;
+  auto p = run_interprobe({"snapshot", "--root", kMinimal, "-o", (dir.path() / "snap").string() + "/", "-q"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "snap/manifest.json"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
