@@ -73,8 +73,10 @@ std::string entry_path(archive_entry* entry) {
 }
 
 InputError refused(const fs::path& file, const std::string& path, const std::string& why) {
+  constexpr std::size_t kShown = 160;  // a hostile path may be kilobytes long
+  std::string shown = path.size() > kShown ? path.substr(0, kShown) + "..." : path;
   return InputError(fmt::format("{}: refused entry '{}': {}; this is not a snapshot interprobe wrote", file.string(),
-                                path, why));
+                                shown, why));
 }
 
 ArchiveIndex::Kind kind_of(archive_entry* entry) {
