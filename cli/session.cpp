@@ -115,7 +115,16 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
                           UnsupportedPolicy policy, bool probe_libraries) {
   Stopwatch clock;
   check_output_writable(o.output);
-  OpenedRoot opened = open_root(o);
+  std::optional<OpenedRoot> opened_root;
+  try {
+    opened_root.emplace(open_root(o));
+  } catch (const InterruptedError&) {  // Ctrl-C while a --root archive was read or extracted
+    std::cerr << "interprobe: interrupted before probing; nothing was written\n";
+    SessionResult stopped;
+    stopped.exit_code = kExitInterrupted;
+    return stopped;
+  }
+  const OpenedRoot& opened = *opened_root;
   const HostRoot& root = opened.root;
   std::unique_ptr<CpuidSource> cpuid;
   std::optional<std::string> cpuid_error;

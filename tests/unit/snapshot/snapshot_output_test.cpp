@@ -210,3 +210,14 @@ TEST(SnapshotOutput, ADirectoryGivenWithATrailingSlashIsThatDirectory) {
   EXPECT_TRUE(fs::exists(dir.path() / "snap/manifest.json"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 }
+
+// Reading or extracting a --root archive stops on Ctrl-C like probing does (it used to end in
+// "internal error", exit 3, once the archive reader checked the flag).
+TEST(SnapshotOutput, SigintWhileAnArchiveIsOpenedEndsWith130) {
+  TempTree dir;
+  fs::path archive = dir.path() / "snap.tar.gz";
+  ASSERT_EQ(run_interprobe({"snapshot", "--root", kMinimal, "-o", archive.string(), "-q"}).exit_code, 0);
+  fs::path report = dir.path() / "r.json";
+  EXPECT_EQ(run_interrupted({"topo", "--root", archive.string(), "-o", report.string()}), 130);
+  EXPECT_FALSE(fs::exists(report));
+}
