@@ -76,6 +76,11 @@ void check_directory_target(const fs::path& dest) {
     throw InputError(fmt::format("snapshot -o {}: exists and is not an empty directory; choose a new path "
                                  "(or FILE.tar.gz; --force replaces only an archive file)",
                                  dest.string()));
+  fs::path parent = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw InputError(fmt::format("-o {}: directory {} is not writable (the snapshot is staged beside {}); choose "
+                                 "another path",
+                                 dest.string(), parent.string(), dest.filename().string()));
 }
 
 fs::path parent_of(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
