@@ -17,6 +17,7 @@
 #include "probes/common/interrupt.hpp"
 #include "probes/common/progress.hpp"
 #include "probes/common/stopwatch.hpp"
+#include "probes/common/text.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/runner/probe_runner.hpp"
 #include "probes/runtime/vendor_versions.hpp"
@@ -137,11 +138,11 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
     if (!o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
     result.exit_code = kExitInterrupted;
   } else if (outcome.input_error || cpuid_error) {
-    std::cerr << "interprobe: error: " << (outcome.input_error ? *outcome.input_error : *cpuid_error) << "\n";
+    std::cerr << "interprobe: error: " << printable(outcome.input_error ? *outcome.input_error : *cpuid_error) << "\n";
     result.exit_code = kExitUsage;
   } else if (policy == UnsupportedPolicy::exit_code_4 && probes.size() == 1 && !r.probes.empty() &&
              r.probes.front().status == report::ProbeStatus::unsupported) {
-    std::cerr << "interprobe: " << r.probes.front().name << " cannot run here: " << r.probes.front().reason.value_or("")
+    std::cerr << "interprobe: " << r.probes.front().name << " cannot run here: " << printable(r.probes.front().reason.value_or(""))
               << "\n";
     result.exit_code = kExitUnsupported;
   }

@@ -13,6 +13,8 @@
 #include "interprobe/build_config.hpp"
 #include "probes/common/errors.hpp"
 #include "probes/common/host_root.hpp"
+#include "probes/common/isolated_call.hpp"
+#include "probes/common/user_file.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
@@ -189,19 +191,59 @@ void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
   for (auto& [bdf, rec] : by_bdf) gpu_data.gpus.push_back(std::move(rec));
 }
 
+// The foreign XML, loaded by hwloc in a child process and written back by hwloc's own
+// exporter: libhwloc 2.9 crashes or loops on some malformed files, which must end the child,
+// not interprobe. What the parent then loads is hwloc's canonical export of a topology it built.
+std::string canonical_export(const std::string& path, const std::string& xml) {
+  Topology topo;
+  if (hwloc_topology_init(&topo.t) != 0) throw std::runtime_error("hwloc_topology_init failed");
+  hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_set_xmlbuffer(topo.t, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
+      hwloc_topology_load(topo.t) != 0)
+    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot load it ({}); is it an `lstopo --of xml` export?", path,
+                                 std::strerror(errno)));
+  char* buffer = nullptr;
+  int length = 0;
+  if (hwloc_topology_export_xmlbuffer(topo.t, &buffer, &length, 0) != 0 || !buffer || length <= 0)
+    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot export what it loaded ({})", path, std::strerror(errno)));
+  std::string out(buffer, static_cast<std::size_t>(length));  // with hwloc's ending NUL
+  hwloc_free_xmlbuffer(topo.t, buffer);
+  return out;
+}
+
+std::string load_isolated(const std::string& path, const IsolationLimits& limits) {
+  std::string xml = read_user_file(path, {"--hwloc-xml " + path, "an export made with `lstopo --of xml FILE`", kMaxHwlocXmlBytes});
+  IsolatedResult child = run_isolated([&] { return canonical_export(path, xml); }, limits);
+  using Ended = IsolatedResult::Ended;
+  switch (child.ended) {
+    case Ended::answered: return child.answer;
+    case Ended::failed: throw InputError(child.answer);
+    case Ended::crashed:
+      throw InputError(fmt::format("--hwloc-xml {}: hwloc crashed reading it ({}); the file is malformed, export it "
+                                   "again with `lstopo --of xml FILE`",
+                                   path, strsignal(child.signal)));
+    case Ended::timed_out:
+      throw InputError(fmt::format("--hwloc-xml {}: hwloc did not finish reading it within {} s; the file is "
+                                   "malformed, export it again with `lstopo --of xml FILE`",
+                                   path, limits.timeout_s));
+    case Ended::too_large:
+      throw InputError(fmt::format("--hwloc-xml {}: hwloc's reading of it grew beyond {} MiB; the file is malformed",
+                                   path, limits.max_answer_bytes >> 20));
+    case Ended::not_started: break;
+  }
+  throw std::runtime_error(fmt::format("--hwloc-xml {}: cannot start the process that reads it ({})", path, child.why));
+}
+
 }  // namespace
 
-void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTopology& gpu_data) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(fmt::format("--hwloc-xml {}: no such file; export one with `lstopo --of xml FILE`", path));
+void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTopology& gpu_data,
+                    const IsolationLimits& limits) {
+  std::string xml = load_isolated(path, limits);
   Topology topo;
-  if (hwloc_topology_init(&topo.t) != 0) throw InputError("--hwloc-xml: hwloc_topology_init failed");
+  if (hwloc_topology_init(&topo.t) != 0) throw std::runtime_error("hwloc_topology_init failed");
   hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (hwloc_topology_set_xml(topo.t, path.c_str()) != 0)
-    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot open it ({}); give an `lstopo --of xml` export", path, std::strerror(errno)));
-  if (hwloc_topology_load(topo.t) != 0)
-    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot load it ({}); is it an `lstopo --of xml` export?", path, std::strerror(errno)));
+  if (hwloc_topology_set_xmlbuffer(topo.t, xml.data(), static_cast<int>(xml.size())) != 0 || hwloc_topology_load(topo.t) != 0)
+    throw std::runtime_error(fmt::format("--hwloc-xml {}: hwloc cannot load its own export ({})", path, std::strerror(errno)));
   s.pci_devices.clear();
   for (hwloc_obj_t obj = hwloc_get_next_bridge(topo.t, nullptr); obj; obj = hwloc_get_next_bridge(topo.t, obj))
     if (const auto* pci = pci_attr(obj)) s.pci_devices.push_back(device_of(topo.t, obj, *pci));
@@ -225,7 +267,7 @@ void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTop
 
 #else
 
-void read_hwloc_xml(const std::string& path, report::TopologySection&, NvmlTopology&) {
+void read_hwloc_xml(const std::string& path, report::TopologySection&, NvmlTopology&, const IsolationLimits&) {
   throw UnsupportedError(fmt::format("--hwloc-xml {}: compiled out: hwloc; rebuild with -DINTERPROBE_WITH_HWLOC=ON", path));
 }
 

@@ -1,0 +1,31 @@
+#pragma once
+// Runs a piece of work in a forked child process, so that a crash, hang or runaway allocation
+// inside a library it calls on foreign input (hwloc parsing a user's XML) ends the child, not
+// interprobe. The work's answer comes back as bytes through a pipe.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace interprobe {
+
+struct IsolationLimits {
+  double timeout_s = 20;                                 // then the child is killed
+  std::size_t max_answer_bytes = std::size_t{256} << 20;  // a longer answer kills the child
+  std::uint64_t max_extra_memory_bytes = std::uint64_t{4} << 30;  // address space beyond the parent's
+};
+
+struct IsolatedResult {
+  enum class Ended { answered, failed, crashed, timed_out, too_large, not_started };
+  Ended ended = Ended::not_started;
+  std::string answer;  // answered: what the work returned; failed: its exception's message
+  int signal = 0;      // crashed: the signal that ended the child
+  std::string why;     // not_started: what failed (fork, pipe)
+};
+
+// `work` runs in the child; its return value is the answer, an exception it throws is
+// `failed` with the message. Interrupted (SIGINT/SIGTERM) while waiting: the child is killed
+// and InterruptedError thrown.
+IsolatedResult run_isolated(const std::function<std::string()>& work, const IsolationLimits& limits = {});
+
+}  // namespace interprobe
