@@ -154,7 +154,8 @@ IsolatedResult run_isolated(const std::function<std::string()>& work, const Isol
     result.signal = WTERMSIG(status);
     result.answer.clear();
   } else {
-    result.ended = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? IsolatedResult::Ended::answered : IsolatedResult::Ended::failed;
+    result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.ended = result.exit_status == 0 ? IsolatedResult::Ended::answered : IsolatedResult::Ended::failed;
   }
   return result;
 }

@@ -10,9 +10,9 @@
 namespace interprobe {
 
 struct IsolationLimits {
-  double timeout_s = 20;                                 // then the child is killed
-  std::size_t max_answer_bytes = std::size_t{256} << 20;  // a longer answer kills the child
-  std::uint64_t max_extra_memory_bytes = std::uint64_t{4} << 30;  // address space beyond the parent's
+  double timeout_s = 10;                                          // then the child is killed
+  std::size_t max_answer_bytes = std::size_t{256} << 20;           // a longer answer kills the child
+  std::uint64_t max_extra_memory_bytes = std::uint64_t{1} << 30;  // address space beyond the parent's
 };
 
 struct IsolatedResult {
@@ -20,6 +20,7 @@ struct IsolatedResult {
   Ended ended = Ended::not_started;
   std::string answer;  // answered: what the work returned; failed: its exception's message
   int signal = 0;      // crashed: the signal that ended the child
+  int exit_status = 0; // failed: the child's exit status (a sanitizer's report ends it with 1)
   std::string why;     // not_started: what failed (fork, pipe)
 };
 

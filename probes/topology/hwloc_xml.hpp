@@ -16,9 +16,10 @@ namespace interprobe {
 inline constexpr std::size_t kMaxHwlocXmlBytes = std::size_t{64} << 20;
 
 // Fills pci_devices and cpu of `section`; GPU data and NVLinks found go into `gpu_data`
-// (source "hwloc_xml"). The file is foreign input: hwloc loads it in a child process within
-// `limits` and re-exports it, and only that canonical export is loaded here, so a crash, hang
-// or runaway allocation of hwloc on a malformed file is an InputError naming the file.
+// (source "hwloc_xml"). The file is foreign input: it is read once (regular file or pipe, at
+// most kMaxHwlocXmlBytes) and loaded by hwloc only in a child process, within `limits`, which
+// sends back what was read from it; a crash, hang or runaway allocation of hwloc on a malformed
+// file ends the child and is an InputError naming the file.
 // Throws InputError when the file cannot be loaded, UnsupportedError when hwloc is compiled out.
 void read_hwloc_xml(const std::string& path, report::TopologySection& section, NvmlTopology& gpu_data,
                     const IsolationLimits& limits = {});

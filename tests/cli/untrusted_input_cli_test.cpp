@@ -139,3 +139,21 @@ TEST(UntrustedInputCli, NonFiniteNumbersAreRefusedNamingTheOption) {
     EXPECT_TRUE(p.out.empty()) << args[1] << " " << args[2] << " measured: " << p.out.substr(0, 200);
   }
 }
+
+TEST(UntrustedInputCli, HwlocXmlTroubleIsExit2WithOurMessageOnly) {
+  const std::string xml = std::string(INTERPROBE_FIXTURES) + "/topology/hgx-h100-nvswitch.hwloc.xml";
+  auto crashed = run_interprobe({"topo", "--hwloc-xml", xml, "-q"}, {"INTERPROBE_TEST_CRASH_HWLOC_CHILD=1"});
+  EXPECT_EQ(crashed.exit_code, 2) << crashed.err;
+  EXPECT_NE(crashed.err.find("--hwloc-xml " + xml + ": hwloc"), std::string::npos) << crashed.err;
+  // hwloc and libxml2 print their own complaints, quoting the file raw: never on our stderr.
+  TempDir dir;
+  std::ifstream in(xml);
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  auto cut = dir.path() / ("cut" + kHostile + ".xml");
+  write(cut, text.substr(0, text.size() / 2) + "<object type=\"" + kHostile + "\">");
+  auto p = run_interprobe({"topo", "--hwloc-xml", cut.string(), "-q"});
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_NE(p.err.find("hwloc cannot load it"), std::string::npos) << p.err;
+  EXPECT_EQ(p.err.find("XML component discovery failed"), std::string::npos) << p.err;
+  expect_no_control_sequence(p.err);
+}
