@@ -9,28 +9,17 @@
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
+#include "support/temp_tree.hpp"
 
 using interprobe::testing::run_interprobe;
 namespace fs = std::filesystem;
+using interprobe::testing::TempTree;
 
 namespace {
 
 const std::string kMinimal = std::string(INTERPROBE_FIXTURES) + "/minimal-kvm-guest";
 // ESC sequences, raw 8-bit CSI, U+009B and U+009D as UTF-8, BEL, U+202E.
 const std::string kHostile = "\x1b]0;pwned\x07\x1b[2J\x9b" "31m\xc2\x9b" "1m\xc2\x9d" "2;x\x07\xe2\x80\xae" "gpj.exe";
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/interprobe-untrusted-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 void expect_no_control_sequence(const std::string& text) {
   for (unsigned char c : text) {
@@ -54,7 +43,7 @@ void write(const fs::path& file, const std::string& text) { std::ofstream(file, 
 }  // namespace
 
 TEST(UntrustedInputCli, DeeplyNestedEvidenceIsExit2NamingThePath) {
-  TempDir dir;
+  TempTree dir;
   std::string text = saved_report(dir.path());
   auto pos = text.find("\"findings\": [");
   ASSERT_NE(pos, std::string::npos);
@@ -70,7 +59,7 @@ TEST(UntrustedInputCli, DeeplyNestedEvidenceIsExit2NamingThePath) {
 }
 
 TEST(UntrustedInputCli, WrongTypesAndHugeNumbersAreExit2NotInternalErrors) {
-  TempDir dir;
+  TempTree dir;
   std::string text = saved_report(dir.path());
   auto pos = text.find("\"duration_s\": ");
   ASSERT_NE(pos, std::string::npos);
@@ -91,7 +80,7 @@ TEST(UntrustedInputCli, ReportFromADeviceEndsAtOnce) {
 }
 
 TEST(UntrustedInputCli, ReportStringsReachTheTerminalEscaped) {
-  TempDir dir;
+  TempTree dir;
   std::string text = saved_report(dir.path());
   auto pos = text.find("\"hostname\": \"");
   ASSERT_NE(pos, std::string::npos);
@@ -114,7 +103,7 @@ TEST(UntrustedInputCli, ErrorMessagesQuotingFileNamesAreEscaped) {
 }
 
 TEST(UntrustedInputCli, CpuidFieldInAnErrorIsEscaped) {
-  TempDir dir;
+  TempTree dir;
   fs::copy(kMinimal, dir.path() / "root", fs::copy_options::recursive);
   write(dir.path() / "root" / "cpuid.txt", "0x1 0x0 0x0 0x0 0x0 0x0\n0x40000000 " + kHostile + " 0x0 0x0 0x0 0x0\n");
   auto p = run_interprobe({"virt", "--root", (dir.path() / "root").string(), "-q"});
@@ -146,7 +135,7 @@ TEST(UntrustedInputCli, HwlocXmlTroubleIsExit2WithOurMessageOnly) {
   EXPECT_EQ(crashed.exit_code, 2) << crashed.err;
   EXPECT_NE(crashed.err.find("--hwloc-xml " + xml + ": hwloc"), std::string::npos) << crashed.err;
   // hwloc and libxml2 print their own complaints, quoting the file raw: never on our stderr.
-  TempDir dir;
+  TempTree dir;
   std::ifstream in(xml);
   std::string text(std::istreambuf_iterator<char>(in), {});
   auto cut = dir.path() / ("cut" + kHostile + ".xml");

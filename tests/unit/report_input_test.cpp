@@ -13,10 +13,12 @@
 
 #include "probes/common/errors.hpp"
 #include "report/model/json.hpp"
+#include "support/temp_tree.hpp"
 
 using namespace interprobe;
 using namespace interprobe::report;
 namespace fs = std::filesystem;
+using interprobe::testing::TempTree;
 
 namespace {
 
@@ -66,19 +68,6 @@ std::string nested(int depth) {
   out += std::string(static_cast<std::size_t>(depth), '}');
   return out;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/interprobe-report-input-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 }  // namespace
 
@@ -154,7 +143,7 @@ TEST(ReportInput, DevicesAndHugeFilesAreRefusedNamingFileAndCap) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/dev/zero: not a regular file or pipe"), std::string::npos) << e.what();
   }
-  TempDir dir;
+  TempTree dir;
   auto big = dir.path() / "big.json";
   std::ofstream(big) << "{}";
   fs::resize_file(big, kMaxReportBytes + 1);  // sparse: costs no disk
@@ -168,7 +157,7 @@ TEST(ReportInput, DevicesAndHugeFilesAreRefusedNamingFileAndCap) {
 }
 
 TEST(ReportInput, FifoWithoutWriterDoesNotHang) {
-  TempDir dir;
+  TempTree dir;
   auto fifo = dir.path() / "r.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_THROW(read_report_file(fifo), InputError);  // empty: not a report

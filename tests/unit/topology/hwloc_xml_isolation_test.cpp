@@ -17,11 +17,13 @@
 #include "probes/common/isolated_call.hpp"
 #include "probes/topology/hwloc_xml.hpp"
 #include "topology_test_support.hpp"
+#include "support/temp_tree.hpp"
 
 namespace interprobe {
 namespace {
 
 namespace fs = std::filesystem;
+using interprobe::testing::TempTree;
 using Ended = IsolatedResult::Ended;
 using Clock = std::chrono::steady_clock;
 
@@ -31,19 +33,6 @@ std::string slurp(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/interprobe-hwloc-iso-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // The message of the InputError read_hwloc_xml throws, or "" when it loaded.
 std::string load_error(const fs::path& file, const IsolationLimits& limits = {}) {
@@ -118,7 +107,7 @@ TEST(IsolatedCall, RunawayAllocationEndsInTheChild) {
 TEST(HwlocXmlIsolation, RunawayAllocationOnAHostileFileIsAnInputErrorNamingIt) {
   // A PU and a NUMA node numbered 2^32-2: libhwloc 2.9 allocates a 512 MiB bitmap for each
   // index space, 1.2 GB resident from a 30 KB file (found by fuzzing the fixture exports).
-  TempDir dir;
+  TempTree dir;
   std::string xml = slurp(topology_test::fixture_dir("") / "hgx-h100-nvswitch.hwloc.xml");
   std::string hostile = std::regex_replace(xml, std::regex("type=\"PU\" os_index=\"7\""), "type=\"PU\" os_index=\"4294967294\"");
   hostile = std::regex_replace(hostile, std::regex("type=\"NUMANode\" os_index=\"1\""), "type=\"NUMANode\" os_index=\"4294967294\"");
@@ -150,7 +139,7 @@ TEST(HwlocXmlIsolation, CrashInTheChildIsAnInputErrorNamingTheFile) {
 }
 
 TEST(HwlocXmlIsolation, MalformedFileIsAnInputErrorFromTheChild) {
-  TempDir dir;
+  TempTree dir;
   auto file = dir.path() / "cut.xml";
   std::string xml = slurp(topology_test::fixture_dir("") / "hgx-h100-nvswitch.hwloc.xml");
   std::ofstream(file) << xml.substr(0, xml.size() / 2);
@@ -159,7 +148,7 @@ TEST(HwlocXmlIsolation, MalformedFileIsAnInputErrorFromTheChild) {
 
 TEST(HwlocXmlIsolation, DevicesAndOversizedFilesAreRefusedBeforeHwlocSeesThem) {
   EXPECT_NE(load_error("/dev/zero").find("--hwloc-xml /dev/zero: not a regular file or pipe"), std::string::npos);
-  TempDir dir;
+  TempTree dir;
   auto big = dir.path() / "big.xml";
   std::ofstream(big) << "<?xml";
   fs::resize_file(big, kMaxHwlocXmlBytes + 1);
