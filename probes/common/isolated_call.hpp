@@ -1,7 +1,9 @@
 #pragma once
 // Runs a piece of work in a forked child process, so that a crash, hang or runaway allocation
 // inside a library it calls on foreign input (hwloc parsing a user's XML) ends the child, not
-// interprobe. The work's answer comes back as bytes through a pipe.
+// interprobe. The work's answer comes back as bytes through a pipe. The child is a fork, not an
+// exec: call it before starting threads of our own (glibc keeps malloc usable after fork, but
+// a lock another thread held at the fork would stay held in the child).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
