@@ -13,11 +13,13 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/session.hpp"
 #include "probes/collective/collective_probe.hpp"
 #include "probes/collective/mpi_world.hpp"
 #include "probes/collective/nccl_environment.hpp"
 #include "probes/common/errors.hpp"
+#include "probes/common/text.hpp"
 #include "probes/common/units.hpp"
 
 namespace interprobe::cli {
@@ -112,7 +114,7 @@ int execute_allreduce(const GlobalOptions& global, const AllreduceOptions& o) {
     // Failed before or after the probe on this rank alone: end the job rather than leave the
     // other ranks waiting in a collective.
     if (group->process_count() > 1) {
-      std::cerr << "interprobe: error on rank " << group->process_rank() << ": " << e.what() << "\n";
+      std::cerr << "interprobe: error on rank " << group->process_rank() << ": " << printable(e.what()) << "\n";
       finish_mpi(false, dynamic_cast<const InputError*>(&e) ? kExitUsage : kExitInternal);
     }
     finish_mpi(true, 0);
@@ -137,7 +139,9 @@ Command add_allreduce_command(CLI::App& app, GlobalOptions& options) {
       ->capture_default_str();
   auto* min = cmd->add_option("--min", o->min, "Smallest size (K/M/G suffixes, binary)")->type_name("SIZE")->capture_default_str();
   auto* max = cmd->add_option("--max", o->max, "Largest size (default 1G for nccl, 64M for mpi)")->type_name("SIZE");
-  auto* factor = cmd->add_option("--factor", o->factor, "Each size is the previous one times this")->capture_default_str();
+  auto* factor = cmd->add_option("--factor", o->factor, "Each size is the previous one times this")
+                     ->check(finite_number())
+                     ->capture_default_str();
   cmd->add_option("--sizes", o->sizes, "Exactly these sizes, comma-separated (instead of --min/--max/--factor)")
       ->type_name("LIST")
       ->excludes(min)
@@ -155,9 +159,11 @@ Command add_allreduce_command(CLI::App& app, GlobalOptions& options) {
   cmd->add_option("--warmup", o->warmup, "Warm-up all-reduces per size, over every size before timing")->capture_default_str();
   cmd->add_option("--budget", o->budget_s, "Seconds per size and placement; slow sizes get fewer iterations (0: no limit)")
       ->type_name("S")
+      ->check(finite_number())
       ->capture_default_str();
   cmd->add_option("--timeout", o->timeout_s, "Seconds a size may take before its collective counts as hung and is aborted (NCCL)")
       ->type_name("S")
+      ->check(finite_number())
       ->capture_default_str();
   c.execute = [&options, o]() { return execute_allreduce(options, *o); };
   return c;

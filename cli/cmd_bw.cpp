@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/session.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/bandwidth/size_plan.hpp"
@@ -76,9 +77,11 @@ Command add_bw_command(CLI::App& app, GlobalOptions& options) {
   auto sizes = c.app->add_option("--sizes", o->sizes, "Comma-separated sizes, e.g. 4,64K,1M,1G (binary suffixes)");
   c.app->add_option("--min", o->min, "Smallest size (default 4)")->excludes(sizes);
   c.app->add_option("--max", o->max, "Largest size (default 1G; 256M with --quick, 4G with --full)")->excludes(sizes);
-  c.app->add_option("--factor", o->factor, "Step between sizes (default 2)")->excludes(sizes);
-  c.app->add_option("--target-cv", o->target_cv, "Sample each size until its CV is at most this (default 1%)");
-  c.app->add_option("--budget", o->budget_s, "Seconds per size once the minimum samples are taken (default 0.25)");
+  c.app->add_option("--factor", o->factor, "Step between sizes (default 2)")->check(finite_number())->excludes(sizes);
+  c.app->add_option("--target-cv", o->target_cv, "Sample each size until its CV is at most this (default 1%)")
+      ->check(finite_number());
+  c.app->add_option("--budget", o->budget_s, "Seconds per size once the minimum samples are taken (default 0.25)")
+      ->check(finite_number());
   c.app->add_option("--threads", o->threads, "Host copy threads (default: CPUs of the NUMA node, at most 8)");
   c.execute = [&options, o]() {
     std::vector<std::unique_ptr<Probe>> probes;

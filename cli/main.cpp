@@ -8,6 +8,7 @@
 #include "cli/exit_codes.hpp"
 #include "probes/common/errors.hpp"
 #include "probes/common/interrupt.hpp"
+#include "probes/common/text.hpp"
 
 int main(int argc, char** argv) {
   using namespace interprobe;
@@ -51,13 +52,13 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) return c.execute();
     return commands.front().execute();  // plain `interprobe` is `interprobe run`
   } catch (const InputError& e) {
-    std::cerr << "interprobe: error: " << e.what() << "\n";
+    std::cerr << "interprobe: error: " << printable(e.what()) << "\n";
     return kExitUsage;
   } catch (const UnsupportedError& e) {
-    std::cerr << "interprobe: cannot run here: " << e.what() << "\n";
+    std::cerr << "interprobe: cannot run here: " << printable(e.what()) << "\n";
     return kExitUnsupported;
   } catch (const std::exception& e) {
-    std::cerr << "interprobe: internal error: " << e.what() << "\n";
+    std::cerr << "interprobe: internal error: " << printable(e.what()) << "\n";
     return kExitInternal;
   }
 }

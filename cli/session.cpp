@@ -19,6 +19,7 @@
 #include "probes/common/output_file.hpp"
 #include "probes/common/progress.hpp"
 #include "probes/common/stopwatch.hpp"
+#include "probes/common/text.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/runner/probe_runner.hpp"
 #include "probes/runtime/vendor_versions.hpp"
@@ -56,8 +57,8 @@ void save_report(const report::Report& r, const std::string& output, bool replac
   auto partial = report::partial_report_path(output);
   if (!replace_named) {
     write_output_file(partial, report::to_json_text(r), "-o (partial save)", ExistingOutput::replace_regular);
-    std::cerr << fmt::format("interprobe: -o {} left as it was (this run failed); its report is in {}\n", output,
-                             partial.string());
+    std::cerr << fmt::format("interprobe: -o {} left as it was (this run failed); its report is in {}\n", printable(output),
+                             printable(partial.string()));
     return;
   }
   report::write_report_file(output, r);
@@ -160,7 +161,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
     } catch (const InputError& e) {
       // Measuring goes on; the final write says whether the report could be kept.
       checkpoint_failed = true;
-      std::cerr << "interprobe: warning: " << e.what() << "; measuring goes on\n";
+      std::cerr << "interprobe: warning: " << printable(e.what()) << "; measuring goes on\n";
     }
   };
   RunOutcome outcome = run_probes(probes, ctx, r, checkpoint);
@@ -172,11 +173,13 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   if (outcome.interrupted) {
     result.exit_code = kExitInterrupted;
   } else if (outcome.input_error || cpuid_error) {
-    failure = "interprobe: error: " + (outcome.input_error ? *outcome.input_error : *cpuid_error) + "\n";
+    failure = "interprobe: error: " + printable(outcome.input_error ? *outcome.input_error : *cpuid_error) + "
+";
     result.exit_code = kExitUsage;
   } else if (policy == UnsupportedPolicy::exit_code_4 && probes.size() == 1 && !r.probes.empty() &&
              r.probes.front().status == report::ProbeStatus::unsupported) {
-    failure = fmt::format("interprobe: {} cannot run here: {}\n", r.probes.front().name, r.probes.front().reason.value_or(""));
+    failure = fmt::format("interprobe: {} cannot run here: {}
+", r.probes.front().name, printable(r.probes.front().reason.value_or("")));
     result.exit_code = kExitUnsupported;
   }
   std::cerr << failure;

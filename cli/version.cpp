@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/features.hpp"
 #include "cli/session.hpp"
+#include "probes/common/text.hpp"
 
 namespace interprobe::cli {
 
@@ -24,7 +25,7 @@ int print_version(const GlobalOptions&) {
     if (lib.driver_version) text += fmt::format(", driver {}", *lib.driver_version);
     if (!lib.found) text = "not found";
     if (lib.reason) text += fmt::format(" - {}", *lib.reason);
-    std::cout << fmt::format("{:<13} {}\n", label, text);
+    std::cout << fmt::format("{:<13} {}\n", label, printable(text));
   };
   line("cuda driver:", "cuda");
   line("cuda runtime:", "cudart");

@@ -39,6 +39,10 @@ void parse_placement(std::string_view text, SweepPlan& plan) {
 
 std::uint64_t element_count(std::uint64_t bytes, Dtype dtype) { return bytes / element_bytes(dtype); }
 
+namespace {
+constexpr double kMaxSecondsOption = 86400;
+}  // namespace
+
 void validate_plan(const SweepPlan& plan) {
   if (plan.sizes_bytes.empty()) throw InputError("no sizes to measure; give --min/--max or --sizes");
   if (plan.dtypes.empty()) throw InputError("--dtype: no type given; use float, half or bfloat16");
@@ -51,8 +55,11 @@ void validate_plan(const SweepPlan& plan) {
   if (plan.iterations < 1) throw InputError(fmt::format("--iters {}: give at least 1", plan.iterations));
   if (plan.samples < 1) throw InputError(fmt::format("--samples {}: give at least 1", plan.samples));
   if (plan.warmup_iterations < 0) throw InputError(fmt::format("--warmup {}: give 0 or more", plan.warmup_iterations));
-  if (!(plan.timeout_s > 0)) throw InputError(fmt::format("--timeout {}: give a positive number of seconds", plan.timeout_s));
-  if (plan.budget_s < 0) throw InputError(fmt::format("--budget {}: give 0 (no limit) or more seconds", plan.budget_s));
+  // NaN compares false both ways and a day is more than any size may take: both bounds explicit.
+  if (!(plan.timeout_s > 0 && plan.timeout_s <= kMaxSecondsOption))
+    throw InputError(fmt::format("--timeout {}: give a number of seconds above 0 and at most {}", plan.timeout_s, kMaxSecondsOption));
+  if (!(plan.budget_s >= 0 && plan.budget_s <= kMaxSecondsOption))
+    throw InputError(fmt::format("--budget {}: give 0 (no limit) or seconds, at most {}", plan.budget_s, kMaxSecondsOption));
 }
 
 std::string sizes_text(const std::vector<std::uint64_t>& sizes) {

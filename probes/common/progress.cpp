@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "probes/common/text.hpp"
+
 namespace interprobe {
 
 Progress Progress::for_terminal(bool quiet) { return Progress(!quiet && ::isatty(STDERR_FILENO) == 1); }
@@ -15,7 +17,8 @@ Progress& Progress::disabled() {
 
 void Progress::update(const std::string& line) {
   if (!enabled_) return;
-  std::string clipped = line.size() > 100 ? line.substr(0, 100) : line;
+  // Probes put device names in it: no control sequence of theirs reaches the terminal.
+  std::string clipped = printable(line, {.max_chars = 100});
   std::fprintf(stderr, "\r\x1b[K%s", clipped.c_str());
   std::fflush(stderr);
   shown_ = true;

@@ -96,3 +96,84 @@ std::optional<std::string> find_field(std::string_view text, std::string_view ke
 }
 
 }  // namespace interprobe
+
+namespace interprobe {
+
+namespace {
+
+// Code points that change how the rest of the line is shown without being seen themselves.
+bool is_invisible_format(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) ||      // C1 controls (CSI, OSC, ...)
+         cp == 0x061c ||                    // Arabic letter mark
+         (cp >= 0x200b && cp <= 0x200f) ||  // zero-width space/joiners, LRM, RLM
+         (cp >= 0x2028 && cp <= 0x202e) ||  // line/paragraph separators, embeddings, overrides
+         (cp >= 0x2060 && cp <= 0x206f) ||  // word joiner, invisible operators, isolates
+         cp == 0xfeff ||                    // byte-order mark, zero-width no-break space
+         (cp >= 0xfff9 && cp <= 0xfffb) ||  // interlinear annotation
+         (cp >= 0xe0000 && cp <= 0xe007f);  // tag characters
+}
+
+// Length of the valid UTF-8 sequence at s[i] (0 when invalid), its code point in `cp`.
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char lead = byte(i);
+  std::size_t len = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xc2 && lead <= 0xdf ? 2 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  cp = lead & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  const char32_t min_of_len[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min_of_len[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;  // overlong, surrogate
+  return len;
+}
+
+void escape_bytes(std::string_view bytes, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (unsigned char c : bytes) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  }
+}
+
+}  // namespace
+
+std::string printable(std::string_view raw, const PrintableOptions& options) {
+  std::string out;
+  out.reserve(raw.size());
+  std::size_t shown = 0;
+  std::size_t i = 0;
+  while (i < raw.size()) {
+    if (shown >= options.max_chars) {
+      out += "...";
+      break;
+    }
+    unsigned char c = static_cast<unsigned char>(raw[i]);
+    std::size_t len = 1;
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else if (options.keep_newlines && (c == '\n' || c == '\t')) {
+      out += static_cast<char>(c);
+    } else if (c < 0x80 || options.ascii_only) {
+      escape_bytes(raw.substr(i, 1), out);
+    } else {
+      char32_t cp = 0;
+      len = utf8_sequence(raw, i, cp);
+      if (len == 0) {
+        len = 1;
+        escape_bytes(raw.substr(i, 1), out);
+      } else if (is_invisible_format(cp)) {
+        escape_bytes(raw.substr(i, len), out);
+      } else {
+        out.append(raw.substr(i, len));
+      }
+    }
+    i += len;
+    ++shown;
+  }
+  return out;
+}
+
+}  // namespace interprobe

@@ -21,6 +21,19 @@ std::optional<std::int64_t> parse_int(std::string_view s);
 std::optional<std::uint64_t> parse_hex(std::string_view s);
 std::optional<double> parse_double(std::string_view s);
 
+// Untrusted text (machine files, reports, archive entry names, vendor strings) made safe to
+// show on a terminal, in a log or in a markdown cell. Printable UTF-8 passes unchanged; each
+// byte of anything else becomes a visible \xNN escape: C0 controls and DEL (ESC, BEL, NUL...),
+// C1 controls U+0080..U+009F (the one-byte CSI U+009B, OSC U+009D), bidirectional overrides and
+// other invisible format characters (U+202E, U+2066, zero-width, BOM), and bytes that are not
+// valid UTF-8 (a raw 0x9b too). Every terminal and error path goes through this one function.
+struct PrintableOptions {
+  bool ascii_only = false;     // escape every byte outside printable ASCII (evidence values)
+  bool keep_newlines = false;  // let '\n' and '\t' through (laid-out multi-line text)
+  std::size_t max_chars = std::string_view::npos;  // then "..." (an escape counts as one)
+};
+std::string printable(std::string_view raw, const PrintableOptions& options = {});
+
 // "key: value" / "key=value" lookup over lines (e.g. /proc/cpuinfo, os-release); first match.
 std::optional<std::string> find_field(std::string_view text, std::string_view key, char sep);
 

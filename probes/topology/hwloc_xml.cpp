@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -13,9 +15,12 @@
 #include "interprobe/build_config.hpp"
 #include "probes/common/errors.hpp"
 #include "probes/common/host_root.hpp"
+#include "probes/common/isolated_call.hpp"
+#include "probes/common/user_file.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
+#include "report/model/json.hpp"
 
 #if INTERPROBE_HAVE_HWLOC
 #include <hwloc.h>
@@ -189,19 +194,14 @@ void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
   for (auto& [bdf, rec] : by_bdf) gpu_data.gpus.push_back(std::move(rec));
 }
 
-}  // namespace
-
-void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTopology& gpu_data) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(fmt::format("--hwloc-xml {}: no such file; export one with `lstopo --of xml FILE`", path));
+void load_and_read(const std::string& path, const std::string& xml, report::TopologySection& s, NvmlTopology& gpu_data) {
   Topology topo;
-  if (hwloc_topology_init(&topo.t) != 0) throw InputError("--hwloc-xml: hwloc_topology_init failed");
+  if (hwloc_topology_init(&topo.t) != 0) throw std::runtime_error("hwloc_topology_init failed");
   hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (hwloc_topology_set_xml(topo.t, path.c_str()) != 0)
-    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot open it ({}); give an `lstopo --of xml` export", path, std::strerror(errno)));
-  if (hwloc_topology_load(topo.t) != 0)
-    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot load it ({}); is it an `lstopo --of xml` export?", path, std::strerror(errno)));
+  if (hwloc_topology_set_xmlbuffer(topo.t, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
+      hwloc_topology_load(topo.t) != 0)
+    throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot load it ({}); is it an `lstopo --of xml` export?", path,
+                                 std::strerror(errno)));
   s.pci_devices.clear();
   for (hwloc_obj_t obj = hwloc_get_next_bridge(topo.t, nullptr); obj; obj = hwloc_get_next_bridge(topo.t, obj))
     if (const auto* pci = pci_attr(obj)) s.pci_devices.push_back(device_of(topo.t, obj, *pci));
@@ -223,9 +223,67 @@ void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTop
   read_gpu_os_devices(topo.t, gpu_data);
 }
 
+// What the child sends back: the topology as a report and the GPU data as an NVML recording,
+// the two formats interprobe already reads with checks, split by a NUL.
+std::string encode_answer(const report::TopologySection& s, const NvmlTopology& gpu_data) {
+  report::Report r;
+  r.topology = s;
+  return report::to_json_text(r, -1) + '\0' + encode_nvml_recording(gpu_data);
+}
+
+void decode_answer(const std::string& path, const std::string& answer, report::TopologySection& s, NvmlTopology& gpu_data) {
+  auto split = answer.find('\0');
+  report::Report r = report::parse_report_text(answer.substr(0, split), "--hwloc-xml " + path + " (as read by hwloc)");
+  std::string why;
+  auto gpus = split == std::string::npos ? std::nullopt : parse_nvml_recording(answer.substr(split + 1), &why);
+  if (!r.topology || !gpus) throw std::runtime_error(fmt::format("--hwloc-xml {}: the reading process answered garbage ({})", path, why));
+  s.pci_devices = std::move(r.topology->pci_devices);
+  s.cpu = std::move(r.topology->cpu);
+  gpu_data.gpus = std::move(gpus->gpus);
+}
+
+// libhwloc 2.9 crashes, loops or allocates without end on some malformed XML (lstopo too).
+// hwloc reads the file only in a child process, within `limits`; this process takes the
+// child's answer, never touching a topology hwloc built from foreign bytes.
+std::string read_in_child(const std::string& path, const std::string& xml, const IsolationLimits& limits) {
+  IsolatedResult child = run_isolated(
+      [&] {
+        // Test-only: no hwloc 2.9 crash input is known to us, so the tests make the child crash.
+        if (std::getenv("INTERPROBE_TEST_CRASH_HWLOC_CHILD")) std::raise(SIGSEGV);
+        report::TopologySection s;
+        NvmlTopology gpu_data;
+        load_and_read(path, xml, s, gpu_data);
+        return encode_answer(s, gpu_data);
+      },
+      limits);
+  using Ended = IsolatedResult::Ended;
+  const std::string again = "the file is malformed; export it again with `lstopo --of xml FILE`";
+  switch (child.ended) {
+    case Ended::answered: return child.answer;
+    case Ended::failed:
+      if (!child.answer.empty()) throw InputError(child.answer);
+      throw InputError(fmt::format("--hwloc-xml {}: hwloc's reading of it ended with status {}; {}", path, child.exit_status, again));
+    case Ended::crashed:
+      throw InputError(fmt::format("--hwloc-xml {}: hwloc crashed reading it ({}); {}", path, strsignal(child.signal), again));
+    case Ended::timed_out:
+      throw InputError(fmt::format("--hwloc-xml {}: hwloc did not finish reading it within {} s; {}", path, limits.timeout_s, again));
+    case Ended::too_large: throw InputError(fmt::format("--hwloc-xml {}: what hwloc read from it is too large; {}", path, again));
+    case Ended::not_started: break;
+  }
+  throw std::runtime_error(fmt::format("--hwloc-xml {}: cannot start the process that reads it ({})", path, child.why));
+}
+
+}  // namespace
+
+void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTopology& gpu_data,
+                    const IsolationLimits& limits) {
+  std::string xml = read_user_file(path, {"--hwloc-xml " + path, "an export made with `lstopo --of xml FILE`", kMaxHwlocXmlBytes});
+  decode_answer(path, read_in_child(path, xml, limits), s, gpu_data);
+}
+
 #else
 
-void read_hwloc_xml(const std::string& path, report::TopologySection&, NvmlTopology&) {
+void read_hwloc_xml(const std::string& path, report::TopologySection&, NvmlTopology&, const IsolationLimits&) {
   throw UnsupportedError(fmt::format("--hwloc-xml {}: compiled out: hwloc; rebuild with -DINTERPROBE_WITH_HWLOC=ON", path));
 }
 

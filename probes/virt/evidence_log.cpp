@@ -1,7 +1,6 @@
 // The evidence log every signal reader writes to, and the string hygiene for machine text.
-#include <fmt/format.h>
-
 #include "probes/common/host_root.hpp"
+#include "probes/common/text.hpp"
 #include "probes/virt/virt_signals.hpp"
 
 namespace interprobe::virt {
@@ -15,21 +14,7 @@ void EvidenceLog::warn(std::string source, std::string family, std::string value
 }
 
 std::string sanitize(std::string_view raw, std::size_t max_chars) {
-  std::string out;
-  std::size_t shown = 0;
-  for (unsigned char c : raw) {
-    if (shown >= max_chars) {
-      out += "...";
-      break;
-    }
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-    }
-    ++shown;
-  }
-  return out;
+  return printable(raw, {.ascii_only = true, .max_chars = max_chars});
 }
 
 std::string describe_failure(int read_failure) {

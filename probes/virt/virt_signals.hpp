@@ -48,7 +48,8 @@ class EvidenceLog {
 
 inline constexpr const char* kNeedsRoot = "unknown: needs root";
 
-// Machine strings are untrusted: printable ASCII only, at most `max_chars`, the rest escaped.
+// Machine strings are untrusted: printable ASCII only, at most `max_chars`, the rest escaped
+// (interprobe::printable in ASCII mode).
 std::string sanitize(std::string_view raw, std::size_t max_chars = 120);
 // "unknown: needs root" for permission errors, otherwise the failure in words.
 std::string describe_failure(int read_failure);

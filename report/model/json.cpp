@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/common/user_file.hpp"
 #include "report/model/json_codec.hpp"
 
 namespace interprobe::report {
@@ -35,6 +36,7 @@ json encode_value(const Value& v) {
 Value decode_value(const json& j) {
   if (j.is_null()) return nullptr;
   if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) return j.get<double>();
   if (j.is_number_integer()) return j.get<std::int64_t>();
   if (j.is_number()) return j.get<double>();
   if (j.is_string()) return j.get<std::string>();
@@ -111,18 +113,22 @@ std::string to_json_text(const Report& r, int indent) {
   if (r.virtualization) j["virtualization"] = codec::encode_virtualization(*r.virtualization);
   if (r.bandwidth) j["bandwidth"] = codec::encode_bandwidth(*r.bandwidth);
   if (r.collective) j["collective"] = codec::encode_collective(*r.collective);
-  // Machine strings are untrusted and may hold invalid UTF-8: replace, never throw.
-  return j.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
+  // Machine strings are untrusted and may hold invalid UTF-8: replace, never throw. ASCII only
+  // (every control and non-ASCII character a \u escape), so `cat report.json` or `--json` on a
+  // terminal cannot carry a control sequence either.
+  return j.dump(indent, ' ', true, json::error_handler_t::replace) + "\n";
 }
 
 Report parse_report_text(const std::string& text, const std::string& label) {
   json j;
   try {
-    j = json::parse(text);
+    j = codec::parse_bounded(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not a valid JSON report: broke at byte {} ({}); re-create it with "
                                  "`interprobe run -o FILE`",
                                  label, e.byte, e.what()));
+  } catch (const codec::ReportFormatError& e) {
+    throw InputError(fmt::format("{}: {}", label, e.what()));
   }
   try {
     In top(j, "");
@@ -134,10 +140,7 @@ Report parse_report_text(const std::string& text, const std::string& label) {
     r.tool.name = tool.req<std::string>("name");
     r.tool.version = tool.req<std::string>("version");
     r.tool.features = tool.req<std::map<std::string, bool>>("features");
-    if (auto libs = tool.opt_child("libraries")) {
-      for (auto it = libs->raw().begin(); it != libs->raw().end(); ++it)
-        r.tool.libraries[it.key()] = decode_library(In(it.value(), libs->path() + "." + it.key()));
-    }
+    for (const auto& [name, lib] : tool.opt_members("libraries")) r.tool.libraries[name] = decode_library(lib);
     r.tool.libraries_not_probed = tool.opt<std::string>("libraries_not_probed");
     In host = top.child("host");
     r.host.hostname = host.opt<std::string>("hostname");
@@ -166,10 +169,7 @@ Report parse_report_text(const std::string& text, const std::string& label) {
       finding.severity = *parsed;
       finding.title = f.req<std::string>("title");
       finding.remedy = f.req<std::string>("remedy");
-      if (f.has("evidence")) {
-        for (auto it = f.raw()["evidence"].begin(); it != f.raw()["evidence"].end(); ++it)
-          finding.evidence.emplace_back(it.key(), decode_value(it.value()));
-      }
+      for (const auto& [key, value] : f.opt_members("evidence")) finding.evidence.emplace_back(key, decode_value(value.raw()));
       r.findings.push_back(std::move(finding));
     }
     if (auto s = top.opt_child("system")) r.system = codec::decode_system(*s);
@@ -180,19 +180,15 @@ Report parse_report_text(const std::string& text, const std::string& label) {
     return r;
   } catch (const codec::ReportFormatError& e) {
     throw InputError(fmt::format("{}: {}", label, e.what()));
+  } catch (const json::exception& e) {
+    // A shape the checked reads above did not foresee is still the file's fault, not ours.
+    throw InputError(fmt::format("{}: unexpected content ({}); re-create it with `interprobe run -o FILE`", label, e.what()));
   }
 }
 
 Report read_report_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InputError(fmt::format("{}: cannot open report ({}); give the path of a file written by "
-                                 "`interprobe run -o`",
-                                 path.string(), std::strerror(errno)));
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_report_text(buffer.str(), path.string());
+  std::string text = read_user_file(path, {path.string(), "a report written by `interprobe run -o FILE`", kMaxReportBytes});
+  return parse_report_text(text, path.string());
 }
 
 }  // namespace interprobe::report

@@ -1,6 +1,7 @@
 #pragma once
 // Reading and writing reports as JSON. A saved report is a first-class input: every command
 // after probing works from it.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
@@ -8,8 +9,14 @@
 
 namespace interprobe::report {
 
+// What a report given to `interprobe report` (or compare/check) may be: at most this many bytes,
+// read from a regular file or a pipe, and containers nested at most this deep.
+inline constexpr std::size_t kMaxReportBytes = std::size_t{64} << 20;
+inline constexpr int kMaxReportDepth = 64;
+
 std::string to_json_text(const Report& report, int indent = 2);
-// Throws InputError naming `label` and where it broke (byte offset or key path).
+// Throws InputError naming `label` and where it broke (byte offset or key path): broken syntax,
+// nesting beyond kMaxReportDepth, wrong types, numbers out of their field's range.
 Report parse_report_text(const std::string& text, const std::string& label);
 Report read_report_file(const std::filesystem::path& path);
 // Temp file in the same directory + fsync + rename: a reader never sees half a report.

@@ -40,7 +40,9 @@ std::string render_markdown(const Document& doc) {
       } else if (const auto* t = std::get_if<Table>(&block)) {
         render_table(*t, out);
       } else if (const auto* p = std::get_if<Paragraph>(&block)) {
-        out += escape_markdown(p->text) + "\n\n";
+        std::string text = escape_markdown(p->text);
+        if (!text.empty() && text.front() == '#') text.insert(0, "\\");  // a paragraph, not a heading
+        out += text + "\n\n";
       }
     }
   }

@@ -4,24 +4,20 @@
 
 #include <fmt/format.h>
 
+#include "probes/common/text.hpp"
 #include "report/model/json.hpp"
 
 namespace interprobe::render {
 
-std::string escape_terminal(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out;
-}
+std::string escape_terminal(const std::string& s) { return printable(s); }
 
 std::string escape_markdown(const std::string& s) {
+  // Controls first (their escapes then get their backslash escaped, and show as written); then
+  // what would end a table cell, start markup or be taken for HTML.
+  std::string safe = printable(s, {.keep_newlines = true});
   std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
+  out.reserve(safe.size());
+  for (char c : safe) {
     switch (c) {
       case '|': out += "\\|"; break;
       case '\\': out += "\\\\"; break;
@@ -30,13 +26,12 @@ std::string escape_markdown(const std::string& s) {
       case '_': out += "\\_"; break;
       case '[': out += "\\["; break;
       case ']': out += "\\]"; break;
+      case '~': out += "\\~"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '&': out += "&amp;"; break;
-      case '\n': case '\r': out += ' '; break;
-      default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += static_cast<char>(c);
+      case '\n': case '\t': out += ' '; break;
+      default: out += c;
     }
   }
   return out;

@@ -1,0 +1,49 @@
+#include "probes/common/user_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "probes/common/errors.hpp"
+#include "probes/common/interrupt.hpp"
+
+namespace interprobe {
+
+std::string read_user_file(const std::filesystem::path& path, const UserFile& file) {
+  // Non-blocking open: a FIFO without a writer must not hang here.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot open ({}); give {}", file.label, std::strerror(errno), file.kind));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+    throw InputError(fmt::format("{}: not a regular file or pipe; give {}", file.label, file.kind));
+  auto too_large = [&] {
+    return InputError(fmt::format("{}: larger than {} MiB, the most accepted; give {}", file.label,
+                                  file.max_bytes >> 20, file.kind));
+  };
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > file.max_bytes) throw too_large();
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // a pipe's writer may still be writing
+  std::string out;
+  char buffer[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      throw_if_interrupted();
+      continue;
+    }
+    if (n < 0) throw InputError(fmt::format("{}: read failed ({})", file.label, std::strerror(errno)));
+    if (n == 0) return out;
+    if (out.size() + static_cast<std::size_t>(n) > file.max_bytes) throw too_large();
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace interprobe
