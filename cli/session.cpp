@@ -173,13 +173,11 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   if (outcome.interrupted) {
     result.exit_code = kExitInterrupted;
   } else if (outcome.input_error || cpuid_error) {
-    failure = "interprobe: error: " + printable(outcome.input_error ? *outcome.input_error : *cpuid_error) + "
-";
+    failure = "interprobe: error: " + printable(outcome.input_error ? *outcome.input_error : *cpuid_error) + "\n";
     result.exit_code = kExitUsage;
   } else if (policy == UnsupportedPolicy::exit_code_4 && probes.size() == 1 && !r.probes.empty() &&
              r.probes.front().status == report::ProbeStatus::unsupported) {
-    failure = fmt::format("interprobe: {} cannot run here: {}
-", r.probes.front().name, printable(r.probes.front().reason.value_or("")));
+    failure = fmt::format("interprobe: {} cannot run here: {}\n", r.probes.front().name, printable(r.probes.front().reason.value_or("")));
     result.exit_code = kExitUnsupported;
   }
   std::cerr << failure;
