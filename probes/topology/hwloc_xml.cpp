@@ -13,6 +13,7 @@
 #include "interprobe/build_config.hpp"
 #include "probes/common/errors.hpp"
 #include "probes/common/host_root.hpp"
+#include "probes/common/hwloc_environment.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
@@ -196,6 +197,7 @@ void read_hwloc_xml(const std::string& path, report::TopologySection& s, NvmlTop
   if (!std::filesystem::is_regular_file(path, ec))
     throw InputError(fmt::format("--hwloc-xml {}: no such file; export one with `lstopo --of xml FILE`", path));
   Topology topo;
+  HwlocBuiltinComponentsOnly builtin_only;  // hwloc's own XML parser; no plugin (libxml2, GL, OpenCL) loaded
   if (hwloc_topology_init(&topo.t) != 0) throw InputError("--hwloc-xml: hwloc_topology_init failed");
   hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
   if (hwloc_topology_set_xml(topo.t, path.c_str()) != 0)
