@@ -112,3 +112,20 @@ TEST(LibraryFootprint, VersionAndVerboseNameLibrariesWithoutLoadingThem) {
   auto r = interprobe::report::parse_report_text(verbose.out, "stdout");
   for (const char* key : {"cuda", "nvml", "nccl", "cublaslt", "cudart"}) EXPECT_TRUE(r.tool.libraries.count(key)) << key;
 }
+
+TEST(LibraryFootprint, WithoutItsMpiModuleTheBinaryRunsAndAllreduceMpiSaysWhatIsMissing) {
+  // A copy of the binary alone stands for a machine without Open MPI: libmpi is reached only
+  // through interprobe-mpi.so beside it, so everything but `allreduce --backend mpi` works.
+  auto version = run_interprobe({"--version"});
+  if (version.out.find("mpi=yes") == std::string::npos) GTEST_SKIP() << "built without MPI";
+  char tmpl[] = "/tmp/interprobe-nompi-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  fs::copy_file(INTERPROBE_BINARY, dir / "interprobe");
+  auto virt = interprobe::testing::run_binary((dir / "interprobe").string(), {"virt", "--json", "-q"});
+  EXPECT_EQ(virt.exit_code, 0) << virt.err;
+  auto mpi = interprobe::testing::run_binary((dir / "interprobe").string(), {"allreduce", "--backend", "mpi", "-q"});
+  EXPECT_EQ(mpi.exit_code, 4) << mpi.err;
+  EXPECT_NE(mpi.err.find("interprobe-mpi.so is missing"), std::string::npos) << mpi.err;
+  EXPECT_NE(mpi.err.find((dir / "interprobe-mpi.so").string()), std::string::npos) << mpi.err;
+  fs::remove_all(dir);
+}
