@@ -85,7 +85,7 @@ report::ToolInfo tool_info(bool list_all_libraries, bool live) {
     return t;
   }
   t.libraries = list_all_libraries ? all_vendor_libraries_info() : opened_vendor_libraries();
-  if (t.libraries.empty()) t.libraries_not_probed = "none was opened: no probe of this run needed one (--verbose lists them)";
+  if (t.libraries.empty()) t.libraries_not_probed = "no probe of this run opened one (--verbose lists those installed)";
   return t;
 }
 

@@ -21,8 +21,10 @@ int print_version(const GlobalOptions&) {
     std::string text;
     if (lib.version) text = *lib.version;
     // The library itself is not loaded for this: its version comes from its file.
-    if (lib.version_source == "file name" || lib.version_source == "soname") text += fmt::format(" (from the {})", *lib.version_source);
-    if (lib.found && lib.path) text += (text.empty() ? "" : " ") + fmt::format("({})", *lib.path);
+    std::string from = lib.version_source == "file name" || lib.version_source == "soname"
+                           ? fmt::format("from the {}, ", *lib.version_source)
+                           : "";
+    if (lib.found && lib.path) text += (text.empty() ? "" : " ") + fmt::format("({}{})", from, *lib.path);
     if (lib.driver_version) text += fmt::format(", driver {}", *lib.driver_version);
     if (!lib.found) text = "not found";
     if (lib.reason) text += fmt::format(" - {}", *lib.reason);
