@@ -16,8 +16,8 @@ Command add_virt_command(CLI::App& app, GlobalOptions& options) {
   c.execute = [&options]() {
     std::vector<std::unique_ptr<Probe>> probes;
     probes.push_back(make_virt_probe());
-    // No vendor libraries for the header: the probe itself opens NVML only when it finds NVIDIA GPUs.
-    return run_session(options, probes, UnsupportedPolicy::exit_code_4, /*probe_libraries=*/false).exit_code;
+    // The probe opens NVML only when it finds NVIDIA GPUs; the header lists only what was opened.
+    return run_session(options, probes, UnsupportedPolicy::exit_code_4).exit_code;
   };
   return c;
 }

@@ -17,6 +17,9 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->type_name("text|json|markdown");
   app.add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
   app.add_flag("--no-color", o.no_color, "No colour (also when NO_COLOR is set)");
+  app.add_flag("-v,--verbose", o.verbose,
+               "The report header lists every vendor library installed (path, version from its file), not only "
+               "those a probe opened");
   app.add_option("--nvml-lib", o.nvml_lib, "Load NVML from PATH (env INTERPROBE_NVML_LIB)")->type_name("PATH");
   app.add_option("--nccl-lib", o.nccl_lib, "Load NCCL from PATH (env INTERPROBE_NCCL_LIB)")->type_name("PATH");
   app.add_option("--cublaslt-lib", o.cublaslt_lib, "Load cuBLASLt from PATH (env INTERPROBE_CUBLASLT_LIB)")

@@ -17,6 +17,7 @@ struct GlobalOptions {
   std::string format = "text";
   bool quiet = false;
   bool no_color = false;
+  bool verbose = false;  // the report header lists every vendor library, not only those opened
   std::optional<std::string> nvml_lib, nccl_lib, cublaslt_lib, cuda_lib;
   render::ViewOptions views;  // set by subcommand options (topo --tree)
 };

@@ -96,12 +96,16 @@ OpenedRoot open_root(const GlobalOptions& o) {
   return OpenedRoot{nullptr, std::move(root), label};
 }
 
-report::ToolInfo tool_info(bool probe_libraries, bool live) {
+report::ToolInfo tool_info(bool list_all_libraries, bool live) {
   report::ToolInfo t;
   t.version = interprobe_version();
   t.features = compiled_features();
-  if (probe_libraries && live) t.libraries = probe_vendor_libraries();
-  else if (!live) t.libraries_not_probed = "replaying a --root tree: no live library or device is touched";
+  if (!live) {
+    t.libraries_not_probed = "replaying a --root tree: no live library or device is touched";
+    return t;
+  }
+  t.libraries = list_all_libraries ? all_vendor_libraries_info() : opened_vendor_libraries();
+  if (t.libraries.empty()) t.libraries_not_probed = "no probe of this run opened one (--verbose lists those installed)";
   return t;
 }
 
@@ -113,7 +117,7 @@ void emit_report(const report::Report& report, const GlobalOptions& o) {
 }
 
 SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_ptr<Probe>>& probes,
-                          UnsupportedPolicy policy, bool probe_libraries) {
+                          UnsupportedPolicy policy) {
   Stopwatch clock;
   check_output_writable(o.output);
   std::optional<OpenedRoot> opened_root;
@@ -142,9 +146,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
 
   SessionResult result;
   report::Report& r = result.report;
-  r.tool = tool_info(probe_libraries, root.is_live());
-  if (!probe_libraries && root.is_live())
-    r.tool.libraries_not_probed = "not needed by this subcommand; `interprobe run` or `--version` lists them";
+  r.tool = tool_info(o.verbose, root.is_live());
   r.host = read_host_identity(root);
   r.host.root = opened.label;
   r.host.started_at = utc_now_iso8601();
@@ -165,6 +167,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
     }
   };
   RunOutcome outcome = run_probes(probes, ctx, r, checkpoint);
+  r.tool = tool_info(o.verbose, root.is_live());  // again: now with the libraries the probes opened
   r.host.duration_s = clock.elapsed_s();
   r.findings = analysis::derive_findings(r);
   print_report(r, o);

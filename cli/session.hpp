@@ -21,10 +21,10 @@ enum class UnsupportedPolicy {
   exit_code_4  // single-probe subcommands: exit 4 when it cannot run here
 };
 
-// `probe_libraries` false skips opening NVML/NCCL/cuBLASLt/CUDA for the report header: loading
-// them costs ~0.5 s, which a probe that never uses them (virt) should not pay.
+// The report header lists the vendor libraries the probes opened (every one with --verbose);
+// nothing is loaded for the header itself.
 SessionResult run_session(const GlobalOptions& options, const std::vector<std::unique_ptr<Probe>>& probes,
-                          UnsupportedPolicy policy, bool probe_libraries = true);
+                          UnsupportedPolicy policy);
 
 // The machine to read: live, a --root tree, or a --root snapshot archive extracted (after
 // validation) into a temporary directory that lives as long as this object.
@@ -36,8 +36,9 @@ struct OpenedRoot {
 OpenedRoot open_root(const GlobalOptions& options);
 std::string utc_now_iso8601();
 
-// Fills tool name/version/features and, on a live root, the vendor libraries.
-report::ToolInfo tool_info(bool probe_libraries, bool live);
+// Fills tool name/version/features and, on a live root, the vendor libraries this process has
+// opened so far, or (`list_all_libraries`) every one, located on disk without loading it.
+report::ToolInfo tool_info(bool list_all_libraries, bool live);
 // Prints the report in the chosen format (and writes -o); throws InputError on bad options.
 void emit_report(const report::Report& report, const GlobalOptions& options);
 

@@ -10,7 +10,7 @@
 namespace interprobe::cli {
 
 int print_version(const GlobalOptions&) {
-  report::ToolInfo tool = tool_info(true, true);
+  report::ToolInfo tool = tool_info(/*list_all_libraries=*/true, /*live=*/true);
   std::cout << "interprobe " << tool.version << "\n";
   std::cout << "compiled in:";
   for (const auto& [name, on] : tool.features) std::cout << " " << name << "=" << (on ? "yes" : "no");
@@ -21,7 +21,11 @@ int print_version(const GlobalOptions&) {
     const auto& lib = it->second;
     std::string text;
     if (lib.version) text = *lib.version;
-    if (lib.found && lib.path) text += (text.empty() ? "" : " ") + fmt::format("({})", *lib.path);
+    // The library itself is not loaded for this: its version comes from its file.
+    std::string from = lib.version_source == "file name" || lib.version_source == "soname"
+                           ? fmt::format("from the {}, ", *lib.version_source)
+                           : "";
+    if (lib.found && lib.path) text += (text.empty() ? "" : " ") + fmt::format("({}{})", from, *lib.path);
     if (lib.driver_version) text += fmt::format(", driver {}", *lib.driver_version);
     if (!lib.found) text = "not found";
     if (lib.reason) text += fmt::format(" - {}", *lib.reason);

@@ -1,12 +1,12 @@
-// Compiled only when the build has MPI (INTERPROBE_HAVE_MPI).
-#include <mpi.h>
-
+// Compiled only when the build has MPI (INTERPROBE_HAVE_MPI); MPI is called through
+// interprobe-mpi.so (mpi_shim.hpp).
 #include <climits>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "probes/collective/mpi_shim.hpp"
 #include "probes/collective/mpi_world.hpp"
 #include "probes/common/errors.hpp"
 
@@ -16,25 +16,18 @@ namespace {
 
 // Sums of 16-bit floats, element by element through float: what a GPU's reduction does too.
 template <float (*Decode)(std::uint16_t), std::uint16_t (*Encode)(float)>
-void sum_16bit(void* in, void* inout, int* length, MPI_Datatype*) {
+void sum_16bit(const void* in, void* inout, int length) {
   const auto* a = static_cast<const std::uint16_t*>(in);
   auto* b = static_cast<std::uint16_t*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = Encode(Decode(a[i]) + Decode(b[i]));
+  for (int i = 0; i < length; ++i) b[i] = Encode(Decode(a[i]) + Decode(b[i]));
 }
 
 class MpiBackend final : public CollectiveBackend {
  public:
-  explicit MpiBackend(RankGroup& world) : CollectiveBackend(world) {
-    MPI_Op_create(&sum_16bit<half_to_float, float_to_half>, 1, &half_sum_);
-    MPI_Op_create(&sum_16bit<bfloat16_to_float, float_to_bfloat16>, 1, &bfloat16_sum_);
+  explicit MpiBackend(RankGroup& world) : CollectiveBackend(world), mpi_(mpi_shim()) {
+    mpi_.create_sum16_ops(&sum_16bit<half_to_float, float_to_half>, &sum_16bit<bfloat16_to_float, float_to_bfloat16>);
   }
-  ~MpiBackend() override {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized) return;
-    MPI_Op_free(&half_sum_);
-    MPI_Op_free(&bfloat16_sum_);
-  }
+  ~MpiBackend() override { mpi_.free_sum16_ops(); }
   std::string name() const override { return "mpi"; }
   int ranks() const override { return group().process_count(); }
   int rank() const override { return group().process_rank(); }
@@ -55,11 +48,10 @@ class MpiBackend final : public CollectiveBackend {
     if (count > static_cast<std::size_t>(INT_MAX))
       throw InputError(fmt::format("{} elements per rank exceed MPI's int count; lower --max", count));
     std::byte* recv = buffer(BufferRole::recv, count * element_bytes(dtype));
-    const void* send = in_place ? MPI_IN_PLACE : static_cast<const void*>(send_.data());
-    MPI_Datatype type = dtype == Dtype::float32 ? MPI_FLOAT : MPI_UINT16_T;
-    MPI_Op op = dtype == Dtype::float32 ? MPI_SUM : (dtype == Dtype::float16 ? half_sum_ : bfloat16_sum_);
-    int rc = MPI_Allreduce(send, recv, static_cast<int>(count), type, op, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) throw VendorError("MPI_Allreduce", rc, fmt::format("{} elements of {}", count, to_string(dtype)));
+    const void* send = in_place ? nullptr : static_cast<const void*>(send_.data());
+    int type = dtype == Dtype::float32 ? 0 : (dtype == Dtype::float16 ? 1 : 2);
+    int rc = mpi_.allreduce_sum(send, recv, static_cast<int>(count), type);
+    if (rc != 0) throw VendorError("MPI_Allreduce", rc, fmt::format("{} elements of {}", count, to_string(dtype)));
   }
   // MPI_Allreduce returns when done. It cannot be aborted and resumed either: a hang here is
   // ended by the launcher (mpirun --timeout), not by this process.
@@ -71,8 +63,8 @@ class MpiBackend final : public CollectiveBackend {
     if (bytes > b.size()) throw std::logic_error("MPI backend: access beyond the allocated buffer");
     return b.data();
   }
+  const interprobe_mpi_shim& mpi_;
   std::vector<std::byte> send_, recv_;
-  MPI_Op half_sum_ = MPI_OP_NULL, bfloat16_sum_ = MPI_OP_NULL;
 };
 
 }  // namespace

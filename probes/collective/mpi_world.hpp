@@ -1,7 +1,8 @@
 #pragma once
 // MPI for the collective probe: started once per process by the `allreduce` command, ended
-// when the command ends. Only mpi_world.cpp and mpi_backend.cpp include mpi.h; without MPI in
-// the build these throw UnsupportedError saying how to rebuild.
+// when the command ends. MPI is called through interprobe-mpi.so (mpi_shim.hpp), the only object
+// linked with libmpi, loaded by start_mpi(); without MPI in the build these throw
+// UnsupportedError saying how to rebuild.
 #include <memory>
 #include <string>
 

@@ -38,7 +38,54 @@ const std::vector<VendorLibrarySpec>& specs() {
   return all;
 }
 
+std::map<VendorLibrary, LibraryOpenAttempt>& attempts() {
+  static std::map<VendorLibrary, LibraryOpenAttempt> m;
+  return m;
+}
+
+void record_attempt(VendorLibrary lib, const DynamicLibrary* opened, const std::string& error) {
+  std::lock_guard lock(override_mutex());
+  attempts()[lib] = LibraryOpenAttempt{lib, opened ? std::optional<std::string>(opened->path()) : std::nullopt, error};
+}
+
+// "libnvidia-ml.so" from "libnvidia-ml.so.1": what every file of that library starts with.
+std::string stem_of(const std::string& name) {
+  auto at = name.find(".so");
+  return at == std::string::npos ? name : name.substr(0, at + 3);
+}
+
 }  // namespace
+
+std::vector<LibraryOpenAttempt> library_open_attempts() {
+  std::lock_guard lock(override_mutex());
+  std::vector<LibraryOpenAttempt> out;
+  for (const auto& [lib, attempt] : attempts()) out.push_back(attempt);
+  return out;
+}
+
+std::optional<std::string> loaded_library_path(VendorLibrary lib) {
+  struct Search {
+    std::vector<std::string> stems;
+    std::optional<std::string> forced;
+    std::optional<std::string> found;
+  } search;
+  for (const auto& name : spec_of(lib).default_names) search.stems.push_back(stem_of(name));
+  search.forced = library_override(lib);
+  ::dl_iterate_phdr(
+      [](struct dl_phdr_info* info, std::size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        if (!info->dlpi_name || !*info->dlpi_name) return 0;
+        std::string path = info->dlpi_name;
+        std::string base = path.substr(path.rfind('/') + 1);
+        bool match = s->forced && path == *s->forced;
+        for (const auto& stem : s->stems) match = match || base.rfind(stem, 0) == 0;
+        if (!match) return 0;
+        s->found = path;
+        return 1;
+      },
+      &search);
+  return search.found;
+}
 
 const VendorLibrarySpec& spec_of(VendorLibrary lib) {
   for (const auto& s : specs())
@@ -85,26 +132,35 @@ std::unique_ptr<DynamicLibrary> DynamicLibrary::open_path(const std::string& pat
   return std::unique_ptr<DynamicLibrary>(new DynamicLibrary(handle, resolved));
 }
 
+std::unique_ptr<DynamicLibrary> DynamicLibrary::already_loaded(const std::string& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!handle) return nullptr;
+  return std::unique_ptr<DynamicLibrary>(new DynamicLibrary(handle, path));
+}
+
 std::unique_ptr<DynamicLibrary> DynamicLibrary::open(VendorLibrary lib, std::string* error) {
   const auto& spec = spec_of(lib);
+  std::string message;
+  std::unique_ptr<DynamicLibrary> handle;
   if (auto forced = library_override(lib)) {
     std::string why;
-    auto handle = open_path(*forced, &why);
-    if (!handle && error) *error = fmt::format("{} (given by --{}-lib or {}): {}", *forced, spec.key, spec.env_override, why);
-    return handle;
+    handle = open_path(*forced, &why);
+    if (!handle) message = fmt::format("{} (given by --{}-lib or {}): {}", *forced, spec.key, spec.env_override, why);
+  } else {
+    std::string first_error;
+    for (const auto& name : spec.default_names) {
+      std::string why;
+      if ((handle = open_path(name, &why))) break;
+      // "cannot open shared object file" only repeats "not found"; keep anything more telling.
+      if (first_error.empty() && why.find("cannot open shared object file") == std::string::npos) first_error = why;
+    }
+    if (!handle)
+      message = first_error.empty() ? fmt::format("{} not found; {}", spec.default_names.front(), spec.install_hint)
+                                    : fmt::format("{} not loadable ({}); {}", spec.default_names.front(), first_error, spec.install_hint);
   }
-  std::string first_error;
-  for (const auto& name : spec.default_names) {
-    std::string why;
-    if (auto handle = open_path(name, &why)) return handle;
-    // "cannot open shared object file" only repeats "not found"; keep anything more telling.
-    if (first_error.empty() && why.find("cannot open shared object file") == std::string::npos) first_error = why;
-  }
-  if (error) {
-    *error = first_error.empty() ? fmt::format("{} not found; {}", spec.default_names.front(), spec.install_hint)
-                                 : fmt::format("{} not loadable ({}); {}", spec.default_names.front(), first_error, spec.install_hint);
-  }
-  return nullptr;
+  record_attempt(lib, handle.get(), message);
+  if (!handle && error) *error = message;
+  return handle;
 }
 
 void* DynamicLibrary::raw_symbol(const char* name) const { return ::dlsym(handle_, name); }

@@ -26,6 +26,18 @@ const std::vector<VendorLibrary>& all_vendor_libraries();
 void set_library_override(VendorLibrary lib, std::string path);
 std::optional<std::string> library_override(VendorLibrary lib);
 
+// What the probes of this process asked for, so the report header lists the libraries a
+// measurement opened (and those it could not open, with the reason) and no others.
+struct LibraryOpenAttempt {
+  VendorLibrary lib;
+  std::optional<std::string> path;  // the file loaded; nullopt when it failed
+  std::string error;                // why it failed
+};
+std::vector<LibraryOpenAttempt> library_open_attempts();  // the last attempt per library
+// The file of `lib` mapped into this process (opened by a probe, or by a library such as the
+// statically linked CUDA runtime loading libcuda), found without loading anything.
+std::optional<std::string> loaded_library_path(VendorLibrary lib);
+
 class DynamicLibrary {
  public:
   ~DynamicLibrary();
@@ -35,6 +47,8 @@ class DynamicLibrary {
   // Opens the override or the first default name that loads; nullptr with `error` set otherwise.
   static std::unique_ptr<DynamicLibrary> open(VendorLibrary lib, std::string* error);
   static std::unique_ptr<DynamicLibrary> open_path(const std::string& path, std::string* error);
+  // A handle on a library already loaded (RTLD_NOLOAD): nullptr when it is not, nothing is mapped.
+  static std::unique_ptr<DynamicLibrary> already_loaded(const std::string& path);
 
   void* raw_symbol(const char* name) const;
   template <class Fn>

@@ -33,6 +33,22 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
+// hwloc dlopens every plugin in its plugin directory at the first hwloc_topology_init of a
+// process, whatever components are then enabled: on Debian hwloc_gl (libX11, libXNVCtrl),
+// hwloc_opencl (libOpenCL), hwloc_pci (libpciaccess) and hwloc_xml_libxml (libxml2, ICU), on
+// other builds also cuda, nvml, rsmi, levelzero, which would load vendor libraries behind our
+// back. hwloc_topology_set_components() cannot stop that (it filters discovery, after the
+// load), and there is no API for the plugin list; an empty HWLOC_PLUGINS_PATH is the allow-list:
+// only the built-in components (linux, x86, xml with hwloc's own parser, synthetic, noos) exist.
+// Scoped to one topology init, like the rest, so a user's own setting elsewhere is untouched.
+class HwlocBuiltinComponentsOnly {
+ public:
+  HwlocBuiltinComponentsOnly() : plugins_path_("HWLOC_PLUGINS_PATH", "") {}
+
+ private:
+  ScopedEnv plugins_path_;
+};
+
 class HwlocEnvironment {
  public:
   explicit HwlocEnvironment(const HostRoot& root) : components_("HWLOC_COMPONENTS", root.is_live() ? "-pci" : "-pci,-x86") {
@@ -43,6 +59,7 @@ class HwlocEnvironment {
   }
 
  private:
+  HwlocBuiltinComponentsOnly builtin_only_;
   ScopedEnv components_;
   std::optional<ScopedEnv> fsroot_, quiet_;
 };

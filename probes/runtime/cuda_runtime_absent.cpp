@@ -3,7 +3,7 @@
 
 namespace interprobe {
 
-report::LibraryInfo probe_cuda_runtime() {
+report::LibraryInfo probe_cuda_runtime(bool) {
   report::LibraryInfo info;
   info.found = false;
   info.reason = "compiled out: this interprobe was built without CUDA; rebuild with -DINTERPROBE_WITH_CUDA=ON";

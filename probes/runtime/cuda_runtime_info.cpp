@@ -1,5 +1,6 @@
 // Compiled only when the build has CUDA: the runtime is linked statically, so this reports the
-// version we were built with and what it sees (it loads libcuda.so.1 itself, lazily).
+// version we were built with and, when the driver is loaded already, what it sees (asking
+// before that would load libcuda.so.1 only for the header).
 #include <cuda_runtime_api.h>
 
 #include <fmt/format.h>
@@ -8,13 +9,13 @@
 
 namespace interprobe {
 
-report::LibraryInfo probe_cuda_runtime() {
+report::LibraryInfo probe_cuda_runtime(bool ask_devices) {
   report::LibraryInfo info;
   info.found = true;
   info.path = "statically linked";
-  int runtime = 0;
-  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
-    info.version = fmt::format("{}.{}", runtime / 1000, (runtime % 1000) / 10);
+  info.version = fmt::format("{}.{}", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
+  info.version_source = "compiled in";
+  if (!ask_devices) return info;
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {

@@ -1,8 +1,11 @@
 #include "probes/runtime/vendor_versions.hpp"
 
+#include <algorithm>
+#include <filesystem>
+
 #include <fmt/format.h>
 
-#include "probes/common/nvml_api.hpp"
+#include "probes/runtime/library_file.hpp"
 
 namespace interprobe {
 
@@ -16,88 +19,108 @@ std::string dotted_nccl_version(int v) {
   return fmt::format("{}.{}.{}", v / 1000, (v % 1000) / 100, v % 100);
 }
 
-void probe_version(VendorLibrary lib, const DynamicLibrary& dl, report::LibraryInfo& info) {
-  switch (lib) {
-    case VendorLibrary::cuda_driver: {
-      auto get = dl.symbol<int(int*)>("cuDriverGetVersion");
-      int v = 0;
-      if (!get) {
-        info.reason = "cuDriverGetVersion missing from the library";
-      } else if (int rc = get(&v); rc != 0) {
-        info.reason = fmt::format("cuDriverGetVersion failed with code {}", rc);
-      } else {
-        info.version = dotted_cuda_version(v);
-      }
-      break;
-    }
-    case VendorLibrary::nvml: {
-      auto init = dl.symbol<nvml::InitV2Fn>("nvmlInit_v2");
-      auto shutdown = dl.symbol<nvml::ShutdownFn>("nvmlShutdown");
-      auto version = dl.symbol<nvml::SystemGetNvmlVersionFn>("nvmlSystemGetNVMLVersion");
-      auto driver = dl.symbol<nvml::SystemGetDriverVersionFn>("nvmlSystemGetDriverVersion");
-      auto err = dl.symbol<nvml::ErrorStringFn>("nvmlErrorString");
-      if (!init || !shutdown || !version) {
-        info.reason = "library lacks nvmlInit_v2/nvmlSystemGetNVMLVersion: not a usable NVML";
-        break;
-      }
-      if (nvml::Return rc = init(); rc != nvml::kSuccess) {
-        info.reason = fmt::format("nvmlInit_v2 failed: {} (code {}); is the NVIDIA kernel driver loaded?",
-                                  err ? err(rc) : "error", rc);
-        break;
-      }
-      char buffer[nvml::kSystemNvmlVersionBufferSize] = {};
-      if (version(buffer, sizeof buffer) == nvml::kSuccess) info.version = std::string(buffer);
-      char drv[nvml::kSystemDriverVersionBufferSize] = {};
-      if (driver && driver(drv, sizeof drv) == nvml::kSuccess) info.driver_version = std::string(drv);
-      shutdown();
-      break;
-    }
-    case VendorLibrary::nccl: {
-      auto get = dl.symbol<int(int*)>("ncclGetVersion");
-      int v = 0;
-      if (!get) {
-        info.reason = "ncclGetVersion missing from the library";
-      } else if (int rc = get(&v); rc != 0) {
-        info.reason = fmt::format("ncclGetVersion failed with code {}", rc);
-      } else {
-        info.version = dotted_nccl_version(v);
-      }
-      break;
-    }
-    case VendorLibrary::cublaslt: {
-      auto get = dl.symbol<std::size_t()>("cublasLtGetVersion");
-      if (!get) {
-        info.reason = "cublasLtGetVersion missing from the library";
-      } else {
-        std::size_t v = get();
-        info.version = fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
-      }
-      break;
-    }
+// The version the file on disk carries: its resolved name (libnccl.so.2.28.9), else its SONAME
+// (libnccl.so.2: the major version only). The driver's libraries are named by the driver's
+// version (libnvidia-ml.so.580.95.05), which is what an operator compares.
+void describe_file(VendorLibrary lib, const std::string& path, report::LibraryInfo& info) {
+  std::error_code ec;
+  auto resolved = std::filesystem::canonical(path, ec);
+  std::string file = ec ? path : resolved.string();
+  auto soname = read_elf_soname(file);
+  std::string base = file.substr(file.rfind('/') + 1);
+  if (auto v = version_from_file_name(base); v && base != soname) {
+    info.version = v;
+    info.version_source = "file name";
+    if (lib == VendorLibrary::nvml || lib == VendorLibrary::cuda_driver) info.driver_version = v;
+  } else if (soname && version_from_file_name(*soname)) {
+    info.version = version_from_file_name(*soname);
+    info.version_source = "soname";
   }
+}
+
+// Asks a library a probe has loaded already. NVML is left to its file name: its version call
+// needs nvmlInit, a round trip through the kernel driver, for a header line.
+void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::LibraryInfo& info) {
+  std::optional<std::string> version;
+  switch (lib) {
+    case VendorLibrary::cuda_driver:
+      if (auto get = dl.symbol<int(int*)>("cuDriverGetVersion")) {
+        int v = 0;
+        if (get(&v) == 0) version = dotted_cuda_version(v);
+      }
+      break;
+    case VendorLibrary::nccl:
+      if (auto get = dl.symbol<int(int*)>("ncclGetVersion")) {
+        int v = 0;
+        if (get(&v) == 0) version = dotted_nccl_version(v);
+      }
+      break;
+    case VendorLibrary::cublaslt:
+      if (auto get = dl.symbol<std::size_t()>("cublasLtGetVersion")) {
+        std::size_t v = get();
+        version = fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+      }
+      break;
+    case VendorLibrary::nvml: break;
+  }
+  if (!version) return;
+  info.version = version;
+  info.version_source = "library";
 }
 
 }  // namespace
 
-report::LibraryInfo probe_vendor_library(VendorLibrary lib) {
+std::map<std::string, report::LibraryInfo> opened_vendor_libraries() {
+  std::map<std::string, report::LibraryInfo> out;
+  auto attempts = library_open_attempts();
+  for (auto lib : all_vendor_libraries()) {
+    auto loaded = loaded_library_path(lib);
+    auto attempt = std::find_if(attempts.begin(), attempts.end(), [&](const auto& a) { return a.lib == lib; });
+    if (!loaded && attempt == attempts.end()) continue;
+    report::LibraryInfo info;
+    if (loaded) {
+      info.found = true;
+      info.path = *loaded;
+      describe_file(lib, *loaded, info);
+      if (auto dl = DynamicLibrary::already_loaded(*loaded)) ask_loaded_library(lib, *dl, info);
+    } else {
+      info.reason = attempt->error;
+    }
+    out[spec_of(lib).key] = std::move(info);
+  }
+  if (out.count(spec_of(VendorLibrary::cuda_driver).key) && out[spec_of(VendorLibrary::cuda_driver).key].found)
+    out["cudart"] = probe_cuda_runtime(/*ask_devices=*/true);
+  return out;
+}
+
+report::LibraryInfo locate_vendor_library(VendorLibrary lib) {
+  const auto& spec = spec_of(lib);
   report::LibraryInfo info;
-  std::string error;
-  auto dl = DynamicLibrary::open(lib, &error);
-  if (!dl) {
-    info.found = false;
-    info.reason = error;
+  auto forced = library_override(lib);
+  std::optional<std::string> path;
+  if (forced) {
+    path = find_library_file(*forced);
+  } else {
+    for (const auto& name : spec.default_names)
+      if ((path = find_library_file(name))) break;
+  }
+  if (!path) {
+    info.reason = forced ? fmt::format("{} (given by --{}-lib or {}): not found, or not a shared library for this machine",
+                                       *forced, spec.key, spec.env_override)
+                         : fmt::format("{} not found; {}", spec.default_names.front(), spec.install_hint);
     return info;
   }
   info.found = true;
-  info.path = dl->path();
-  probe_version(lib, *dl, info);
+  info.path = *path;
+  describe_file(lib, *path, info);
   return info;
 }
 
-std::map<std::string, report::LibraryInfo> probe_vendor_libraries() {
-  std::map<std::string, report::LibraryInfo> out;
-  for (auto lib : all_vendor_libraries()) out[spec_of(lib).key] = probe_vendor_library(lib);
-  out["cudart"] = probe_cuda_runtime();
+std::map<std::string, report::LibraryInfo> all_vendor_libraries_info() {
+  auto out = opened_vendor_libraries();
+  for (auto lib : all_vendor_libraries())
+    if (!out.count(spec_of(lib).key)) out[spec_of(lib).key] = locate_vendor_library(lib);
+  if (!out.count("cudart")) out["cudart"] = probe_cuda_runtime(/*ask_devices=*/false);
   return out;
 }
 

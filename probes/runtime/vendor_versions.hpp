@@ -1,6 +1,7 @@
 #pragma once
-// What vendor libraries this machine has, and their versions, for `--version` and the report's
-// tool.libraries. Never throws: absence is data.
+// Which vendor libraries the report header lists, with their versions. Never throws: absence
+// is data. Nothing here loads a library: a version is asked from a library only when a probe
+// has loaded it already; otherwise the file on disk tells it (file name, else SONAME).
 #include <map>
 #include <string>
 
@@ -9,11 +10,18 @@
 
 namespace interprobe {
 
-report::LibraryInfo probe_vendor_library(VendorLibrary lib);
-std::map<std::string, report::LibraryInfo> probe_vendor_libraries();
+// The libraries this process's probes opened or tried to (and the CUDA driver when the
+// statically linked runtime loaded it), keyed "cuda", "nvml", "nccl", "cublaslt", "cudart".
+std::map<std::string, report::LibraryInfo> opened_vendor_libraries();
+// Every vendor library (--version, --verbose): the opened ones as above, the others located
+// the way the loader would find them, without loading them.
+std::map<std::string, report::LibraryInfo> all_vendor_libraries_info();
 
-// Runtime version of the statically linked CUDA runtime and the device count it sees, when
-// the build has CUDA; otherwise a LibraryInfo saying it was compiled out.
-report::LibraryInfo probe_cuda_runtime();
+// One library on disk, not loaded: path, and the version its file name or SONAME carries.
+report::LibraryInfo locate_vendor_library(VendorLibrary lib);
+
+// The statically linked CUDA runtime: its version (compiled in) and, only when `ask_devices`
+// (the driver is loaded already), the devices it sees; says "compiled out" without CUDA.
+report::LibraryInfo probe_cuda_runtime(bool ask_devices);
 
 }  // namespace interprobe

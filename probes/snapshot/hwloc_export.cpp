@@ -10,6 +10,7 @@ namespace interprobe::snapshot {
 
 bool export_hwloc_xml(const HostRoot& root, const std::filesystem::path& file, std::string* why) {
   hwloc_topology_t topology = nullptr;
+  HwlocBuiltinComponentsOnly builtin_only;  // before init: that is when hwloc loads its plugins
   if (hwloc_topology_init(&topology) != 0) {
     *why = "hwloc_topology_init failed";
     return false;

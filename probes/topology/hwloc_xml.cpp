@@ -17,6 +17,7 @@
 #include "probes/common/host_root.hpp"
 #include "probes/common/isolated_call.hpp"
 #include "probes/common/user_file.hpp"
+#include "probes/common/hwloc_environment.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
@@ -196,6 +197,7 @@ void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
 
 void load_and_read(const std::string& path, const std::string& xml, report::TopologySection& s, NvmlTopology& gpu_data) {
   Topology topo;
+  HwlocBuiltinComponentsOnly builtin_only;  // hwloc's own XML parser; no plugin (libxml2, GL, OpenCL) loaded
   if (hwloc_topology_init(&topo.t) != 0) throw std::runtime_error("hwloc_topology_init failed");
   hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
   if (hwloc_topology_set_xmlbuffer(topo.t, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||

@@ -21,6 +21,8 @@ void rule_probe_failures(const report::Report& r, std::vector<report::Finding>& 
 
 void rule_vendor_libraries(const report::Report& r, std::vector<report::Finding>& out) {
   if (!r.host.live) return;
+  // An inventory without NVIDIA GPUs needs no NVML; --verbose lists it missing all the same.
+  if (r.topology && r.topology->gpus.empty()) return;
   auto nvml = r.tool.libraries.find("nvml");
   if (nvml != r.tool.libraries.end() && !nvml->second.found) {
     report::Finding f;

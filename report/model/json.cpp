@@ -47,6 +47,7 @@ json encode_library(const LibraryInfo& l) {
   json j = {{"found", l.found}};
   put(j, "path", l.path);
   put(j, "version", l.version);
+  put(j, "version_source", l.version_source);
   put(j, "driver_version", l.driver_version);
   put(j, "devices", l.devices);
   put(j, "reason", l.reason);
@@ -58,6 +59,7 @@ LibraryInfo decode_library(const In& in) {
   l.found = in.req<bool>("found");
   l.path = in.opt<std::string>("path");
   l.version = in.opt<std::string>("version");
+  l.version_source = in.opt<std::string>("version_source");
   l.driver_version = in.opt<std::string>("driver_version");
   l.devices = in.opt<int>("devices");
   l.reason = in.opt<std::string>("reason");

@@ -37,13 +37,16 @@ struct LibraryInfo {
   std::optional<std::string> driver_version;  // NVML: the kernel driver's version
   std::optional<int> devices;                 // cudart: devices it sees
   std::optional<std::string> reason;          // why it is missing or unusable
+  // Where the version came from: "library" (asked the loaded library), "file name"
+  // (libnccl.so.2.28.9), "soname" (only the major version: libnccl.so.2), "compiled in".
+  std::optional<std::string> version_source;
 };
 
 struct ToolInfo {
   std::string name = "interprobe";
   std::string version;
   std::map<std::string, bool> features;            // compiled in: cuda, nccl, nvml, hwloc, libpci, mpi
-  std::map<std::string, LibraryInfo> libraries;    // found at run time; empty when not probed
+  std::map<std::string, LibraryInfo> libraries;    // opened by this run's probes (all with --verbose)
   std::optional<std::string> libraries_not_probed; // why (e.g. replaying a --root tree)
 };
 

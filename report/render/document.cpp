@@ -47,8 +47,12 @@ Section header_section(const report::Report& r) {
     for (const auto& [name, lib] : r.tool.libraries) {
       std::string detail = lib.reason ? *lib.reason : (lib.path ? *lib.path : "");
       if (lib.driver_version) detail = "driver " + *lib.driver_version + (detail.empty() ? "" : "; " + detail);
+      std::string version = or_dash(lib.version);
+      // Not asked from the library (it was not loaded): say which part of its file told it.
+      if (lib.version && (lib.version_source == "file name" || lib.version_source == "soname"))
+        version += " (" + *lib.version_source + ")";
       t.rows.push_back({Cell(name), lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn),
-                        Cell(or_dash(lib.version)), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
+                        Cell(version), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
     }
     s.blocks.push_back(std::move(t));
   } else if (r.tool.libraries_not_probed) {

@@ -21,6 +21,10 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 Process run_interprobe(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  return run_binary(INTERPROBE_BINARY, args, env);
+}
+
+Process run_binary(const std::string& binary, const std::vector<std::string>& args, const std::vector<std::string>& env) {
   char out_path[] = "/tmp/interprobe-test-out-XXXXXX";
   char err_path[] = "/tmp/interprobe-test-err-XXXXXX";
   int out_fd = ::mkstemp(out_path);
@@ -33,8 +37,7 @@ Process run_interprobe(const std::vector<std::string>& args, const std::vector<s
     ::dup2(devnull, 0);
     for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> argv;
-    static std::string binary = INTERPROBE_BINARY;
-    argv.push_back(binary.data());
+    argv.push_back(const_cast<char*>(binary.c_str()));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execv(binary.c_str(), argv.data());

@@ -13,5 +13,7 @@ struct Process {
 
 // env entries "NAME=value" are added to the child's environment.
 Process run_interprobe(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+// The same for another executable (e.g. a copy of interprobe placed elsewhere).
+Process run_binary(const std::string& binary, const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 
 }  // namespace interprobe::testing

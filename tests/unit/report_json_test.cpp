@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "probes/common/errors.hpp"
+#include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
 
 using namespace interprobe;
@@ -144,4 +145,22 @@ TEST(ReportJson, AtomicWriteReplacesAndLeavesNoTempFiles) {
 
 TEST(ReportJson, MissingFileIsAnInputError) {
   EXPECT_THROW(read_report_file("/nonexistent/report.json"), InputError);
+}
+
+// Issue 12: `--verbose` lists NVML as missing on any machine without the driver; the finding
+// is for machines whose inventory shows NVIDIA GPUs (or has no topology section to tell).
+TEST(Findings, NvmlMissingOnlyMattersWhenTheInventoryShowsGpus) {
+  interprobe::report::Report r;
+  r.host.live = true;
+  r.tool.libraries["nvml"] = interprobe::report::LibraryInfo{false, std::nullopt, std::nullopt, std::nullopt, std::nullopt, "not found"};
+  auto has_finding = [](const interprobe::report::Report& report) {
+    for (const auto& f : interprobe::analysis::derive_findings(report))
+      if (f.id == "libraries.nvml_missing") return true;
+    return false;
+  };
+  EXPECT_TRUE(has_finding(r));  // no topology section: cannot tell, keep the hint
+  r.topology.emplace();
+  EXPECT_FALSE(has_finding(r));  // no GPU on the bus
+  r.topology->gpus.emplace_back();
+  EXPECT_TRUE(has_finding(r));
 }
