@@ -13,6 +13,7 @@
 #include "interprobe/build_config.hpp"
 #include "probes/common/errors.hpp"
 #include "probes/common/host_root.hpp"
+#include "probes/common/text.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
@@ -152,7 +153,8 @@ void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
     if (const char* kib = hwloc_obj_get_info_by_name(os, "CUDAGlobalMemorySize")) {
       char* end = nullptr;
       unsigned long long v = std::strtoull(kib, &end, 10);
-      if (end && *end == '\0' && v > 0) rec.memory_total_bytes = static_cast<std::int64_t>(v * 1024);
+      if (end && *end == '\0' && v > 0 && v <= static_cast<unsigned long long>(INT64_MAX))
+        rec.memory_total_bytes = kib_to_bytes(static_cast<std::int64_t>(v));
     }
   }
   unsigned nr = 1;
