@@ -84,7 +84,7 @@ void Capture::copy_file(const std::string& machine_path, unsigned mode) {
     return;
   }
   std::string reason = r.failure == ReadFailure::too_large
-                           ? fmt::format("larger than {} bytes; skipped", HostRoot::kDefaultMaxBytes)
+                           ? fmt::format("larger than {} MiB; skipped", HostRoot::kDefaultMaxBytes >> 20)
                            : std::string(to_string(r.failure));
   manifest_.unreadable.push_back({machine_path, reason, r.failure});
 }
