@@ -7,6 +7,8 @@
 //    leaks its name table at every load; hwloc's Linux backend finds PCI in sysfs anyway;
 //    without "x86" on a replayed tree: it would run CPUID on this machine's CPUs;
 //  - HWLOC_HIDE_ERRORS on a replayed tree: a partial tree is expected and reported by us.
+// hwloc follows the tree's links with the kernel's rules (an absolute link leads to the host):
+// check library_unsafe_reason(root) (probes/common/tree_audit.hpp) before loading a tree.
 #include <cstdlib>
 #include <optional>
 #include <string>
