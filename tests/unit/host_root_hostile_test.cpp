@@ -96,7 +96,7 @@ TEST(HostileRoot, ReadsAreCapped) {
   EXPECT_TRUE(root.read("/sys/a/attr").ok());
   auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(root.read("/proc/cpuinfo").failure, ReadFailure::too_large);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));  // refused by size, unread
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));  // refused by size, unread
 }
 
 TEST(HostileRoot, LexicallyInsideLinksThatClimbOutAreEscapes) {
