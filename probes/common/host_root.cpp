@@ -199,6 +199,8 @@ HostRoot::HostRoot(const fs::path& root) {
                                  to_string(manifest.failure), kManifestMaxBytes));
 }
 
+int HostRoot::descriptor() const { return root_fd_ ? root_fd_->get() : -1; }
+
 std::optional<ReadFailure> HostRoot::recorded_failure(const std::string& machine_path) const {
   if (!recorded_failures_) return std::nullopt;
   auto it = recorded_failures_->find(machine_path);

@@ -74,6 +74,9 @@ class HostRoot {
   static constexpr const char* kManifestPath = "/manifest.json";
 
   bool is_live() const { return live_; }
+  // The tree's directory, opened once (O_PATH); -1 on the live machine. Handing a library
+  // "/proc/self/fd/N" instead of the path pins it to the directory we checked.
+  int descriptor() const;
   const std::filesystem::path& root() const { return root_; }
 
   // Resolves every symlink on the way; throws RootEscapeError when the path leaves the root.

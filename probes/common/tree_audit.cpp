@@ -22,6 +22,7 @@ class Audit {
   // Walks the directory open at `dir_fd` (machine path `dir`); false stops the walk.
   bool walk(UniqueFd dir_fd, const std::string& dir, int depth) {
     if (depth > kAuditMaxDepth) return refuse(fmt::format("{} is more than {} directories deep", dir, kAuditMaxDepth));
+    if (!stable(dir_fd.get(), dir)) return false;
     DIR* stream = ::fdopendir(dir_fd.get());
     if (!stream) return refuse(fmt::format("{} cannot be listed", dir));
     int fd = dir_fd.release();  // owned by `stream` now
@@ -77,6 +78,17 @@ class Audit {
     } catch (const RootEscapeError&) {
       return refuse(fmt::format("{} is a symlink to {} that climbs out of the tree", path, link));
     }
+    return true;
+  }
+
+  // The walk and hwloc's own reads are not one atomic step: only a tree that no one but us and
+  // root can change meanwhile is a tree the audit speaks for.
+  bool stable(int dir_fd, const std::string& dir) {
+    struct stat st {};
+    if (::fstat(dir_fd, &st) != 0) return refuse(fmt::format("{} cannot be examined", dir));
+    if (st.st_uid != ::geteuid() && st.st_uid != 0)
+      return refuse(fmt::format("{} belongs to uid {}, who could change it while hwloc reads it", dir, st.st_uid));
+    if (st.st_mode & S_IWOTH) return refuse(fmt::format("{} is writable by everyone", dir));
     return true;
   }
 

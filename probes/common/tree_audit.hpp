@@ -18,8 +18,10 @@ inline constexpr std::size_t kAuditMaxEntries = 500'000;
 inline constexpr int kAuditMaxDepth = 64;
 
 // nullopt when every entry of the tree is a directory, a regular file of at most
-// HostRoot::kDefaultMaxBytes, or a relative symlink that resolves inside the tree; otherwise why
-// not, naming the first offending entry. The live machine ("/") is always fine.
+// HostRoot::kDefaultMaxBytes, or a relative symlink that resolves inside the tree, and every
+// directory belongs to us or root and is not world-writable (so nobody else can change the tree
+// between this walk and the library's reads); otherwise why not, naming the first offending
+// entry. The live machine ("/") is always fine.
 std::optional<std::string> library_unsafe_reason(const HostRoot& root);
 
 // The report line for a library that was not given the tree.

@@ -204,6 +204,23 @@ TEST(TreeAudit, NamesWhatALibraryMustNotBeGiven) {
       EXPECT_NE(why->find("/proc/mounts is a character device"), std::string::npos) << *why;
     }
   }
+  {
+    TempTree tree;
+    fs::create_directories(tree.at("/sys/devices"));
+    fs::permissions(tree.at("/sys/devices"), fs::perms(01777));  // anyone could swap entries meanwhile
+    auto why = audit(tree);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("/sys/devices is writable by everyone"), std::string::npos) << *why;
+  }
+  {
+    TempTree tree;
+    fs::create_directories(tree.at("/sys/devices"));
+    if (::chown(tree.at("/sys/devices").c_str(), 12345, 12345) == 0) {  // needs CAP_CHOWN
+      auto why = audit(tree);
+      ASSERT_TRUE(why);
+      EXPECT_NE(why->find("/sys/devices belongs to uid 12345"), std::string::npos) << *why;
+    }
+  }
   EXPECT_EQ(interprobe::library_unsafe_reason(HostRoot()), std::nullopt);
 }
 
