@@ -25,7 +25,7 @@ std::optional<int> numa_node_of(const HostRoot& root, const std::string& bdf) {
   auto text = root.read_text("/sys/bus/pci/devices/" + bdf + "/numa_node");
   if (!text) return std::nullopt;
   auto value = parse_int(*text);
-  if (!value || *value < 0) return std::nullopt;
+  if (!value || *value < 0 || *value > 65535) return std::nullopt;  // -1: no node; beyond: garbage
   return static_cast<int>(*value);
 }
 

@@ -225,11 +225,9 @@ std::optional<std::size_t> host_memory_available_bytes(const HostRoot& root) {
   if (!meminfo.ok()) return std::nullopt;
   auto field = find_field(*meminfo.content, "MemAvailable", ':');
   if (!field) return std::nullopt;
-  auto parts = split_whitespace(*field);
-  if (parts.empty()) return std::nullopt;
-  auto kib = parse_int(parts[0]);
-  if (!kib || *kib < 0) return std::nullopt;
-  return static_cast<std::size_t>(*kib) * 1024;
+  auto bytes = parse_kib_as_bytes(*field);
+  if (!bytes) return std::nullopt;
+  return static_cast<std::size_t>(*bytes);
 }
 
 std::optional<std::size_t> locked_memory_limit_bytes() {

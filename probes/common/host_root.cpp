@@ -1,11 +1,13 @@
 #include "probes/common/host_root.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <set>
@@ -14,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "probes/common/errors.hpp"
+#include "probes/common/root_fd.hpp"
 #include "probes/common/text.hpp"
 
 namespace interprobe {
@@ -53,6 +56,42 @@ ReadFailure failure_from_errno(int err) {
     default:
       return ReadFailure::io_error;
   }
+}
+
+// Reads an open descriptor that must be a regular file, at most `max_bytes`. `trust_size`: a
+// tree's files have real sizes (sysfs and procfs report 4096 or 0), so a bigger one is refused
+// before reading.
+FileRead read_regular_file(int fd, std::size_t max_bytes, bool trust_size) {
+  FileRead result;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    result.failure = ReadFailure::not_a_file;
+    return result;
+  }
+  if (trust_size && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    result.failure = ReadFailure::too_large;
+    return result;
+  }
+  std::string data;
+  char buffer[8192];
+  while (true) {
+    // One byte beyond the cap tells "exactly max_bytes" from "more".
+    std::size_t want = std::min(sizeof buffer, max_bytes + 1 - data.size());
+    ssize_t n = ::read(fd, buffer, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      result.failure = failure_from_errno(errno);
+      return result;
+    }
+    if (n == 0) break;
+    data.append(buffer, static_cast<std::size_t>(n));
+    if (data.size() > max_bytes) {
+      result.failure = ReadFailure::too_large;
+      return result;
+    }
+  }
+  result.content = std::move(data);
+  return result;
 }
 
 // The snapshot manifest's `unreadable` list, as far as it says how a read failed.
@@ -148,9 +187,19 @@ HostRoot::HostRoot(const fs::path& root) {
   if (ec) throw InputError(fmt::format("--root {}: {}", root.string(), ec.message()));
   live_ = (root_ == fs::path("/"));
   if (live_) return;
+  auto fd = std::make_shared<UniqueFd>(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!*fd) throw InputError(fmt::format("--root {}: cannot open it ({})", root.string(), std::strerror(errno)));
+  root_fd_ = std::move(fd);
   // Read like any machine file (inside the root, no escape), before any failure is recorded.
-  if (FileRead manifest = read(kManifestPath); manifest.ok()) recorded_failures_ = parse_recorded_failures(*manifest.content, root_);
+  FileRead manifest = read(kManifestPath, kManifestMaxBytes);
+  if (manifest.ok()) recorded_failures_ = parse_recorded_failures(*manifest.content, root_);
+  else if (manifest.failure != ReadFailure::missing)
+    throw InputError(fmt::format("--root {}: {} cannot be read: {}; fix it (a regular file of at most {} bytes) or delete it",
+                                 root_.string(), (root_ / std::string(kManifestPath).substr(1)).string(),
+                                 to_string(manifest.failure), kManifestMaxBytes));
 }
+
+int HostRoot::descriptor() const { return root_fd_ ? root_fd_->get() : -1; }
 
 std::optional<ReadFailure> HostRoot::recorded_failure(const std::string& machine_path) const {
   if (!recorded_failures_) return std::nullopt;
@@ -159,18 +208,37 @@ std::optional<ReadFailure> HostRoot::recorded_failure(const std::string& machine
   return it->second;
 }
 
+UniqueFd HostRoot::open_machine(const std::string& canonical_path, int flags) const {
+  std::vector<std::string> parts;
+  for (auto& part : split_components(canonical_path)) parts.push_back(std::move(part));
+  return open_beneath(root_fd_->get(), parts, flags);
+}
+
+// Walks the path one component at a time below a directory descriptor (fstatat/readlinkat on
+// it, never a host path string), so a tree changed while we walk cannot send us outside.
 ResolvedPath HostRoot::resolve(std::string_view machine_path) const {
   ResolvedPath out;
   if (live_) {
     // The kernel resolves live paths itself; "/.." is "/" there, so nothing can escape.
     out.host_path = fs::path(std::string(machine_path));
     out.machine_path = std::string(machine_path);
+    struct stat st {};
+    if (::stat(out.host_path.c_str(), &st) == 0) out.mode = st.st_mode;
     return out;
   }
   std::deque<std::string> pending = split_components(machine_path);
   std::vector<std::string> done;
+  UniqueFd cursor = open_beneath(root_fd_->get(), {}, O_PATH | O_DIRECTORY);  // the directory `done` names
+  out.mode = S_IFDIR;                                                           // the root itself
+  auto fail = [&](int err) {
+    out.failure = failure_from_errno(err);
+    out.mode = 0;
+    // Keep the unresolved remainder so callers can still name the path they asked for.
+    for (auto& rest : pending) done.push_back(rest);
+    pending.clear();
+  };
   int hops = 0;
-  while (!pending.empty()) {
+  while (!pending.empty() && cursor) {
     std::string part = std::move(pending.front());
     pending.pop_front();
     if (part == "..") {
@@ -180,36 +248,48 @@ ResolvedPath HostRoot::resolve(std::string_view machine_path) const {
             std::string(machine_path)));
       }
       done.pop_back();
+      cursor = open_beneath(root_fd_->get(), done, O_PATH | O_DIRECTORY);
+      if (!cursor) fail(errno);
       continue;
     }
-    done.push_back(part);
-    fs::path host = root_;
-    for (const auto& p : done) host /= p;
     struct stat st {};
-    if (::lstat(host.c_str(), &st) != 0) {
-      out.failure = failure_from_errno(errno);
-      // Keep the unresolved remainder so callers can still name the path they asked for.
-      for (auto& rest : pending) done.push_back(rest);
+    if (::fstatat(cursor.get(), part.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      int err = errno;
+      done.push_back(part);
+      fail(err);
       break;
     }
     if (S_ISLNK(st.st_mode)) {
       if (++hops > kMaxSymlinkHops) {
-        out.failure = ReadFailure::symlink_loop;
+        done.push_back(part);
+        fail(ELOOP);
         break;
       }
-      std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
-      ssize_t n = ::readlink(host.c_str(), target.data(), target.size());
-      if (n < 0) {
-        out.failure = failure_from_errno(errno);
+      char target[4096];
+      ssize_t n = ::readlinkat(cursor.get(), part.c_str(), target, sizeof target);
+      if (n < 0 || n == static_cast<ssize_t>(sizeof target)) {
+        int err = n < 0 ? errno : ENAMETOOLONG;
+        done.push_back(part);
+        fail(err);
         break;
       }
-      target.resize(static_cast<std::size_t>(n));
-      done.pop_back();
-      if (!target.empty() && target.front() == '/') done.clear();  // chroot: re-root absolute links
-      auto link_parts = split_components(target);
+      std::string_view link(target, static_cast<std::size_t>(n));
+      if (!link.empty() && link.front() == '/') {  // chroot: re-root absolute links
+        done.clear();
+        cursor = open_beneath(root_fd_->get(), done, O_PATH | O_DIRECTORY);
+      }
+      auto link_parts = split_components(link);
       pending.insert(pending.begin(), link_parts.begin(), link_parts.end());
+      out.mode = S_IFDIR;  // what `done` names again, should the link be "." or "/"
+      continue;
     }
+    done.push_back(part);
+    out.mode = st.st_mode;
+    if (pending.empty()) break;
+    cursor = UniqueFd(::openat(cursor.get(), part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!cursor) fail(errno);
   }
+  if (!cursor && out.failure == ReadFailure::none) fail(errno);
   out.machine_path = join_machine(done);
   out.host_path = root_;
   for (const auto& p : done) out.host_path /= p;
@@ -227,44 +307,22 @@ FileRead HostRoot::read(std::string_view machine_path, std::size_t max_bytes) co
     result.failure = resolved.failure;
     return result;
   }
-  // O_NOFOLLOW: every link was resolved above, so a link here is a race we refuse to follow.
-  int flags = O_RDONLY | O_CLOEXEC | (live_ ? 0 : O_NOFOLLOW);
-  int fd = ::open(resolved.host_path.c_str(), flags);
-  if (fd < 0) {
-    result.failure = failure_from_errno(errno);
-    return result;
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
+  // Regular files only, checked before opening: opening a FIFO blocks, opening a device node
+  // can act on the device. O_NONBLOCK and the fstat after opening cover a file swapped since.
+  if (resolved.mode != 0 && !S_ISREG(resolved.mode)) {
     result.failure = ReadFailure::not_a_file;
     return result;
   }
-  std::string data;
-  char buffer[8192];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      result.failure = failure_from_errno(errno);
-      ::close(fd);
-      return result;
-    }
-    if (n == 0) break;
-    data.append(buffer, static_cast<std::size_t>(n));
-    if (data.size() > max_bytes) {
-      ::close(fd);
-      result.failure = ReadFailure::too_large;
-      return result;
-    }
+  const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  UniqueFd fd = live_ ? UniqueFd(::open(resolved.host_path.c_str(), flags)) : open_machine(resolved.machine_path, flags);
+  if (!fd) {
+    result.failure = failure_from_errno(errno);
+    return result;
   }
-  ::close(fd);
-  result.content = std::move(data);
-  return result;
+  return read_regular_file(fd.get(), max_bytes, /*trust_size=*/!live_);
 }
-
 std::optional<std::string> HostRoot::read_text(std::string_view machine_path) const {
-  FileRead r = read(machine_path);
+  FileRead r = read(machine_path, kTextMaxBytes);
   if (!r.ok()) return std::nullopt;
   return std::string(trim(*r.content));
 }
@@ -273,11 +331,20 @@ std::vector<std::string> HostRoot::list(std::string_view machine_path) const {
   note(AccessLog::Kind::directory, machine_path);
   std::vector<std::string> names;
   ResolvedPath resolved = resolve(machine_path);
-  if (resolved.failure != ReadFailure::none) return names;
-  std::error_code ec;
-  fs::directory_iterator it(resolved.host_path, ec);
-  if (ec) return names;
-  for (const auto& entry : it) names.push_back(entry.path().filename().string());
+  if (resolved.failure != ReadFailure::none || !S_ISDIR(resolved.mode)) return names;
+  const int flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC;
+  UniqueFd fd = live_ ? UniqueFd(::open(resolved.host_path.c_str(), flags)) : open_machine(resolved.machine_path, flags);
+  if (!fd) return names;
+  DIR* dir = ::fdopendir(fd.get());
+  if (!dir) return names;
+  fd.release();  // owned by `dir` now
+  while (const dirent* entry = ::readdir(dir)) {
+    std::string_view name(entry->d_name);
+    if (name == "." || name == "..") continue;
+    if (names.size() >= kMaxListEntries) break;  // documented cap; a real sysfs directory is far below it
+    names.emplace_back(name);
+  }
+  ::closedir(dir);
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -287,6 +354,7 @@ bool HostRoot::exists(std::string_view machine_path) const {
   ResolvedPath resolved = resolve(machine_path);
   if (resolved.failure == ReadFailure::missing) return recorded_failure(resolved.machine_path).has_value();
   if (resolved.failure != ReadFailure::none) return false;
+  if (!live_) return true;  // the resolver found every component
   struct stat st {};
   return ::lstat(resolved.host_path.c_str(), &st) == 0 || ::stat(resolved.host_path.c_str(), &st) == 0;
 }
@@ -294,9 +362,7 @@ bool HostRoot::exists(std::string_view machine_path) const {
 bool HostRoot::is_directory(std::string_view machine_path) const {
   note(AccessLog::Kind::path, machine_path);
   ResolvedPath resolved = resolve(machine_path);
-  if (resolved.failure != ReadFailure::none) return false;
-  struct stat st {};
-  return ::stat(resolved.host_path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  return resolved.failure == ReadFailure::none && S_ISDIR(resolved.mode);
 }
 
 std::optional<std::string> HostRoot::canonical(std::string_view machine_path) const {
@@ -320,10 +386,12 @@ std::optional<std::string> HostRoot::link_target(std::string_view machine_path) 
   std::string leaf = slash == std::string::npos ? path : path.substr(slash + 1);
   ResolvedPath dir = resolve(parent);
   if (dir.failure != ReadFailure::none) return std::nullopt;
-  fs::path host = dir.host_path / leaf;
+  UniqueFd fd = live_ ? UniqueFd(::open(dir.host_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))
+                      : open_machine(dir.machine_path, O_PATH | O_DIRECTORY);
+  if (!fd) return std::nullopt;
   char buffer[4096];
-  ssize_t n = ::readlink(host.c_str(), buffer, sizeof buffer - 1);
-  if (n < 0) return std::nullopt;
+  ssize_t n = ::readlinkat(fd.get(), leaf.c_str(), buffer, sizeof buffer);
+  if (n < 0 || n == static_cast<ssize_t>(sizeof buffer)) return std::nullopt;
   return std::string(buffer, static_cast<std::size_t>(n));
 }
 

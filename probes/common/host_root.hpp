@@ -45,28 +45,46 @@ struct ResolvedPath {
   std::filesystem::path host_path;  // where it lives on this machine
   std::string machine_path;         // canonical path as seen inside the root ("/sys/devices/...")
   ReadFailure failure = ReadFailure::none;
+  unsigned mode = 0;                // st_mode of what it names (lstat: never a link); 0 when unknown
 };
 
+class UniqueFd;
+
+// Limits on what one read may cost, whatever a tree holds (a FIFO, a device node, a 10 GB file):
+//  - only regular files are read (a FIFO or device is ReadFailure::not_a_file, never opened
+//    for reading; opens are O_NONBLOCK so a file swapped for a FIFO meanwhile cannot block);
+//  - read() takes at most max_bytes (default kDefaultMaxBytes, 16 MiB: /proc/cpuinfo of a
+//    large machine, nvml.json); read_text() at most kTextMaxBytes (64 KiB: one sysfs or
+//    procfs attribute is at most a page); more is ReadFailure::too_large;
+//  - list() returns at most kMaxListEntries names.
 class HostRoot {
  public:
   static constexpr std::size_t kDefaultMaxBytes = 16u << 20;
+  static constexpr std::size_t kTextMaxBytes = 64u << 10;
+  static constexpr std::size_t kManifestMaxBytes = 16u << 20;
+  static constexpr std::size_t kMaxListEntries = 1u << 18;
 
   // The live machine ("/").
   HostRoot();
-  // A tree standing for a machine; throws InputError when it does not exist or is no directory.
+  // A tree standing for a machine; throws InputError when it does not exist or is no directory,
+  // or when its manifest.json exists but cannot be read (the message says why).
   // A snapshot's manifest.json lists files that existed but could not be read on the machine
   // (`unreadable[].failure`); reading one of those fails the same way again instead of "missing".
   explicit HostRoot(const std::filesystem::path& root);
   static constexpr const char* kManifestPath = "/manifest.json";
 
   bool is_live() const { return live_; }
+  // The tree's directory, opened once (O_PATH); -1 on the live machine. Handing a library
+  // "/proc/self/fd/N" instead of the path pins it to the directory we checked.
+  int descriptor() const;
   const std::filesystem::path& root() const { return root_; }
 
   // Resolves every symlink on the way; throws RootEscapeError when the path leaves the root.
   ResolvedPath resolve(std::string_view machine_path) const;
 
   FileRead read(std::string_view machine_path, std::size_t max_bytes = kDefaultMaxBytes) const;
-  // Content with surrounding whitespace trimmed; nullopt when the file cannot be read.
+  // Content (at most kTextMaxBytes) with surrounding whitespace trimmed; nullopt when the file
+  // cannot be read.
   std::optional<std::string> read_text(std::string_view machine_path) const;
   // Entry names of a directory, sorted; empty when it is missing or unreadable.
   std::vector<std::string> list(std::string_view machine_path) const;
@@ -87,7 +105,10 @@ class HostRoot {
   void note(AccessLog::Kind kind, std::string_view machine_path) const {
     if (log_) log_->record(kind, machine_path);
   }
+  // Opens a canonical machine path (from resolve) below the root without following links.
+  UniqueFd open_machine(const std::string& canonical_path, int flags) const;
   AccessLog* log_ = nullptr;
+  std::shared_ptr<const UniqueFd> root_fd_;  // the tree (O_PATH); null on the live machine
   std::shared_ptr<const std::map<std::string, ReadFailure>> recorded_failures_;
   std::filesystem::path root_;
   bool live_ = true;

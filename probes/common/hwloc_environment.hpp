@@ -7,6 +7,12 @@
 //    leaks its name table at every load; hwloc's Linux backend finds PCI in sysfs anyway;
 //    without "x86" on a replayed tree: it would run CPUID on this machine's CPUs;
 //  - HWLOC_HIDE_ERRORS on a replayed tree: a partial tree is expected and reported by us.
+// hwloc follows the tree's links with the kernel's rules (an absolute link leads to the host):
+// check library_unsafe_reason(root) (probes/common/tree_audit.hpp) before loading a tree.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -53,13 +59,30 @@ class HwlocEnvironment {
  public:
   explicit HwlocEnvironment(const HostRoot& root) : components_("HWLOC_COMPONENTS", root.is_live() ? "-pci" : "-pci,-x86") {
     if (!root.is_live()) {
-      fsroot_.emplace("HWLOC_FSROOT", root.root().string());
+      fsroot_.emplace("HWLOC_FSROOT", pinned_root(root));
       quiet_.emplace("HWLOC_HIDE_ERRORS", "2");
     }
   }
 
  private:
   HwlocBuiltinComponentsOnly builtin_only_;
+  // The directory HostRoot opened (and the audit walked), not whatever its path names by the
+  // time hwloc opens it; the path itself where /proc is not mounted. Our own duplicate of the
+  // descriptor, so a HostRoot that goes away first does not leave hwloc a dangling one.
+  std::string pinned_root(const HostRoot& root) {
+    if (root.descriptor() >= 0) pinned_.fd = ::fcntl(root.descriptor(), F_DUPFD_CLOEXEC, 0);
+    std::string via_proc = "/proc/self/fd/" + std::to_string(pinned_.fd);
+    struct stat st {};
+    if (pinned_.fd >= 0 && ::stat(via_proc.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return via_proc;
+    return root.root().string();
+  }
+  struct PinnedFd {
+    int fd = -1;
+    ~PinnedFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  PinnedFd pinned_;
   ScopedEnv components_;
   std::optional<ScopedEnv> fsroot_, quiet_;
 };

@@ -20,6 +20,10 @@ std::vector<std::uint64_t> geometric_sizes(std::uint64_t min_bytes, std::uint64_
     throw InputError(fmt::format("--factor {}: must be above 1 and at most 1024 (sizes grow by it), e.g. --factor 2", factor));
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t size = min_bytes; size < max_bytes;) {
+    if (sizes.size() + 1 >= kMaxPlannedSizes)  // +1: max itself comes last
+      throw InputError(fmt::format("--min {} --max {} --factor {}: more than {} sizes to measure; give a larger --factor "
+                                   "or a narrower --min/--max range",
+                                   format_bytes(min_bytes), format_bytes(max_bytes), factor, kMaxPlannedSizes));
     sizes.push_back(size);
     const double next = std::floor(static_cast<double>(size) * factor);
     if (next >= static_cast<double>(max_bytes)) break;
@@ -37,6 +41,8 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text, std::string_vi
       throw InputError(fmt::format("{} '{}': empty entry; give sizes separated by commas, e.g. 8,64K,1M", option, std::string(text)));
     std::uint64_t bytes = parse_size_bytes(entry, option);
     if (bytes < 1) throw InputError(fmt::format("{}: '{}' is not a size; sizes must be at least 1 byte", option, std::string(entry)));
+    if (sizes.size() >= kMaxPlannedSizes)
+      throw InputError(fmt::format("{}: more than {} sizes; give fewer", option, kMaxPlannedSizes));
     sizes.push_back(bytes);
   }
   if (sizes.empty()) throw InputError(fmt::format("{}: give at least one size, e.g. 8,64K,1M", option));

@@ -74,6 +74,19 @@ std::optional<std::uint64_t> parse_hex(std::string_view s) {
   return value;
 }
 
+std::optional<std::int64_t> kib_to_bytes(std::int64_t kib) {
+  std::int64_t bytes = 0;
+  if (kib < 0 || __builtin_mul_overflow(kib, std::int64_t{1024}, &bytes)) return std::nullopt;
+  return bytes;
+}
+
+std::optional<std::int64_t> parse_kib_as_bytes(std::string_view text) {
+  auto words = split_whitespace(text);
+  if (words.empty()) return std::nullopt;
+  auto kib = parse_int(words[0]);
+  return kib ? kib_to_bytes(*kib) : std::nullopt;
+}
+
 std::optional<double> parse_double(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;

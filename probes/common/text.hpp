@@ -20,6 +20,11 @@ std::optional<std::int64_t> parse_int(std::string_view s);
 // Accepts an optional 0x prefix.
 std::optional<std::uint64_t> parse_hex(std::string_view s);
 std::optional<double> parse_double(std::string_view s);
+// A kibibyte count as machine files give it ("MemTotal: 131860388 kB") in bytes; nullopt when it
+// is negative or the bytes do not fit in 63 bits (a hostile file must not wrap to "0 B").
+std::optional<std::int64_t> kib_to_bytes(std::int64_t kib);
+// The first word of `text` (e.g. a find_field value "131860388 kB") as kibibytes, in bytes.
+std::optional<std::int64_t> parse_kib_as_bytes(std::string_view text);
 
 // Untrusted text (machine files, reports, archive entry names, vendor strings) made safe to
 // show on a terminal, in a log or in a markdown cell. Printable UTF-8 passes unchanged; each

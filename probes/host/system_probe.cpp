@@ -49,11 +49,7 @@ report::SystemSection read_system(const HostRoot& root) {
     if (::uname(&names) == 0) s.architecture = std::string(names.machine);
   }
   if (auto meminfo = root.read("/proc/meminfo"); meminfo.ok()) {
-    if (auto total = find_field(*meminfo.content, "MemTotal", ':')) {
-      auto parts = split_whitespace(*total);
-      if (!parts.empty())
-        if (auto kib = parse_int(parts[0])) s.memory_total_bytes = *kib * 1024;
-    }
+    if (auto total = find_field(*meminfo.content, "MemTotal", ':')) s.memory_total_bytes = parse_kib_as_bytes(*total);
   }
   return s;
 }

@@ -47,7 +47,6 @@ const std::pair<const char*, int> kFixedTrees[] = {
 Capture::Capture(const HostRoot& source, fs::path out_dir)
     : source_(source), out_dir_(std::move(out_dir)), output_(out_dir_) {}
 
-fs::path Capture::out(const std::string& machine_path) const { return out_dir_ / machine_path.substr(1); }
 
 void Capture::make_link(const std::string& machine_path, const std::string& target) {
   // Through OutputTree: the links already copied are never followed when writing.
@@ -67,40 +66,21 @@ void Capture::keep_recorded_failure(const std::string& machine_path) {
   manifest_.unreadable.push_back({machine_path, std::string(to_string(*recorded)) + " (as recorded by the replayed snapshot)", *recorded});
 }
 
-void Capture::copy_file(const std::string& machine_path, const fs::path& host_path) {
-  struct stat st {};
-  if (::stat(host_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-  if ((st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)) == 0) return;  // write-only sysfs attribute
-  if (fs::exists(out(machine_path))) return;
+// Through the source's HostRoot: inside the root, regular files only (a FIFO would block the
+// capture, a device would be read forever), capped at HostRoot::kDefaultMaxBytes.
+void Capture::copy_file(const std::string& machine_path, unsigned mode) {
+  if (S_ISREG(mode) && (mode & (S_IRUSR | S_IRGRP | S_IROTH)) == 0) return;  // write-only sysfs attribute
+  if (output_.resolve(machine_path)) return;  // resolved inside the copy, never through its links
   if (listed_unreadable(machine_path)) return;  // already tried (read by a probe and in the fixed set)
-  int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    bool denied = err == EACCES || err == EPERM;
-    manifest_.unreadable.push_back({machine_path, denied ? "permission denied (needs root)" : std::strerror(err),
-                                    denied ? ReadFailure::permission_denied : ReadFailure::io_error});
+  FileRead r = source_.read(machine_path);
+  if (r.ok()) {
+    write_file(machine_path, *r.content);
     return;
   }
-  std::string data;
-  char buffer[8192];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      manifest_.unreadable.push_back({machine_path, std::strerror(errno), ReadFailure::io_error});
-      ::close(fd);
-      return;
-    }
-    if (n == 0) break;
-    data.append(buffer, static_cast<std::size_t>(n));
-    if (data.size() > HostRoot::kDefaultMaxBytes) {
-      manifest_.unreadable.push_back({machine_path, "larger than 16 MiB; skipped", ReadFailure::too_large});
-      ::close(fd);
-      return;
-    }
-  }
-  ::close(fd);
-  write_file(machine_path, data);
+  std::string reason = r.failure == ReadFailure::too_large
+                           ? fmt::format("larger than {} MiB; skipped", HostRoot::kDefaultMaxBytes >> 20)
+                           : std::string(to_string(r.failure));
+  manifest_.unreadable.push_back({machine_path, reason, r.failure});
 }
 
 void Capture::write_file(const std::string& machine_path, const std::string& content) {
@@ -125,45 +105,43 @@ void Capture::path(const std::string& machine_path, bool list_directory) {
     done.push_back(part);
     std::string current;
     for (const auto& d : done) current += "/" + d;
-    fs::path host = source_.root() / current.substr(1);
-    struct stat st {};
-    if (::lstat(host.c_str(), &st) != 0) {  // absent: nothing to capture, unless a replayed manifest says why
-      for (std::size_t k = i; k < pending.size(); ++k) current += "/" + pending[k];
-      keep_recorded_failure(current);
-      return;
-    }
-    if (S_ISLNK(st.st_mode)) {
+    // Metadata through the HostRoot too: a component swapped for a link meanwhile cannot take
+    // the walk outside the root.
+    if (auto target = source_.link_target(current)) {
       if (++hops > kMaxHops) return;
-      std::error_code ec;
-      std::string target = fs::read_symlink(host, ec).string();
-      if (ec) return;
-      make_link(current, target);
+      std::string link = *target;
+      make_link(current, link);
       done.pop_back();
-      if (!target.empty() && target.front() == '/') done.clear();
+      if (!link.empty() && link.front() == '/') done.clear();
       std::vector<std::string> rest(pending.begin() + static_cast<long>(i), pending.end());
       pending.clear();
-      for (auto& p : split(target, '/'))
+      for (auto& p : split(link, '/'))
         if (!p.empty() && p != ".") pending.push_back(p);
       pending.insert(pending.end(), rest.begin(), rest.end());
       i = 0;
       continue;
     }
-    if (S_ISDIR(st.st_mode)) {
+    ResolvedPath here = source_.resolve(current);
+    if (here.failure != ReadFailure::none) {  // absent: nothing to capture, unless a replayed manifest says why
+      for (std::size_t k = i; k < pending.size(); ++k) current += "/" + pending[k];
+      keep_recorded_failure(current);
+      return;
+    }
+    if (S_ISDIR(here.mode)) {
       output_.make_directories(current);
       continue;
     }
-    if (i == pending.size()) copy_file(current, host);
+    if (i == pending.size()) copy_file(current, here.mode);
     return;
   }
   if (!list_directory) return;
   std::string current;
   for (const auto& d : done) current += "/" + d;
   if (current.empty()) return;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(source_.root() / current.substr(1), ec)) {
-    std::error_code lec;
-    if (entry.is_symlink(lec)) make_link(current + "/" + entry.path().filename().string(), fs::read_symlink(entry.path(), lec).string());
-    else if (entry.is_directory(lec)) output_.make_directories(current + "/" + entry.path().filename().string());
+  for (const auto& name : source_.list(current)) {
+    std::string child = current + "/" + name;
+    if (auto target = source_.link_target(child)) make_link(child, *target);
+    else if (source_.is_directory(child)) output_.make_directories(child);
   }
 }
 
@@ -171,12 +149,10 @@ void Capture::tree(const std::string& machine_path, int depth) {
   path(machine_path, true);
   auto resolved = source_.canonical(machine_path);
   if (!resolved || depth <= 0) return;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(source_.root() / resolved->substr(1), ec)) {
-    std::string child = machine_path + "/" + entry.path().filename().string();
-    std::error_code lec;
-    if (entry.is_symlink(lec)) continue;  // recreated by path(); not followed
-    if (entry.is_directory(lec)) tree(child, depth - 1);
+  for (const auto& name : source_.list(*resolved)) {
+    std::string child = machine_path + "/" + name;
+    if (source_.link_target(*resolved + "/" + name)) continue;  // recreated by path(); not followed
+    if (source_.is_directory(*resolved + "/" + name)) tree(child, depth - 1);
     else path(child, false);
   }
 }

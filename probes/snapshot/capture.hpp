@@ -54,9 +54,8 @@ class Capture {
  private:
   bool listed_unreadable(const std::string& machine_path) const;
   void keep_recorded_failure(const std::string& machine_path);
-  void copy_file(const std::string& machine_path, const std::filesystem::path& host_path);
+  void copy_file(const std::string& machine_path, unsigned mode);
   void make_link(const std::string& machine_path, const std::string& target);
-  std::filesystem::path out(const std::string& machine_path) const;
   const HostRoot& source_;
   std::filesystem::path out_dir_;
   OutputTree output_;  // every write into out_dir_ goes through it

@@ -4,11 +4,16 @@
 #include <string>
 
 #include "probes/common/hwloc_environment.hpp"
+#include "probes/common/tree_audit.hpp"
 #include "probes/snapshot/capture.hpp"
 
 namespace interprobe::snapshot {
 
 bool export_hwloc_xml(const HostRoot& root, const std::filesystem::path& file, std::string* why) {
+  if (auto unsafe = library_unsafe_reason(root)) {
+    *why = library_refusal("hwloc", *unsafe);
+    return false;
+  }
   hwloc_topology_t topology = nullptr;
   HwlocBuiltinComponentsOnly builtin_only;  // before init: that is when hwloc loads its plugins
   if (hwloc_topology_init(&topology) != 0) {

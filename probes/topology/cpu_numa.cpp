@@ -26,11 +26,7 @@ std::optional<std::int64_t> node_memory_bytes(const std::string& meminfo) {
   for (const auto& line : split(meminfo, '\n')) {
     auto pos = line.find("MemTotal:");
     if (pos == std::string::npos) continue;
-    auto words = split_whitespace(std::string_view(line).substr(pos + 9));
-    if (words.empty()) return std::nullopt;
-    auto kib = parse_int(words[0]);
-    if (!kib || *kib < 0) return std::nullopt;
-    return *kib * 1024;
+    return parse_kib_as_bytes(std::string_view(line).substr(pos + 9));
   }
   return std::nullopt;
 }
@@ -46,8 +42,9 @@ void read_numa_nodes(const HostRoot& root, report::CpuTopology& cpu, std::vector
     node.id = id;
     std::string dir = fmt::format("{}/node{}", base, id);
     if (auto text = root.read_text(dir + "/cpulist")) {
-      if (parse_cpulist(*text)) node.cpus = *text;
-      else warnings.push_back(fmt::format("{}/cpulist: garbage '{}'", dir, text->substr(0, 40)));
+      std::string why;
+      if (parse_cpulist(*text, &why)) node.cpus = *text;
+      else warnings.push_back(fmt::format("{}/cpulist: garbage ({}); ignored", dir, why));
     }
     if (auto meminfo = root.read(dir + "/meminfo"); meminfo.ok()) {
       node.memory_bytes = node_memory_bytes(*meminfo.content);
@@ -96,7 +93,8 @@ void read_packages_from_sysfs(const HostRoot& root, report::CpuTopology& cpu) {
     auto p = package ? parse_int(*package) : std::nullopt;
     if (!p || *p < 0 || *p >= kMaxCpuIndex) continue;
     package_cpus[static_cast<int>(*p)].insert(*id);
-    if (auto c = core ? parse_int(*core) : std::nullopt) cores.emplace(static_cast<int>(*p), static_cast<int>(*c));
+    if (auto c = core ? parse_int(*core) : std::nullopt; c && *c >= 0 && *c < kMaxCpuIndex)
+      cores.emplace(static_cast<int>(*p), static_cast<int>(*c));
   }
   if (package_cpus.empty()) return;
   auto model = first_cpu_model(root);
@@ -113,16 +111,35 @@ void read_packages_from_sysfs(const HostRoot& root, report::CpuTopology& cpu) {
 
 }  // namespace
 
-std::optional<std::set<int>> parse_cpulist(std::string_view text) {
-  std::set<int> cpus;
+std::optional<std::set<int>> parse_cpulist(std::string_view text, std::string* why) {
+  auto bad = [&](std::string reason) -> std::optional<std::set<int>> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  // Ranges first, merged, then the set: linear in the text plus the CPUs, however often a
+  // hostile list repeats "0-65535".
+  std::vector<std::pair<int, int>> ranges;
   text = trim(text);
-  if (text.empty()) return cpus;
-  for (const auto& piece : split(text, ',')) {
+  std::size_t start = 0;
+  while (!text.empty() && start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    std::string_view piece = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
     auto dash = piece.find('-');
     auto first = parse_int(piece.substr(0, dash));
-    auto last = dash == std::string::npos ? first : parse_int(piece.substr(dash + 1));
-    if (!first || !last || *first < 0 || *last < *first || *last >= kMaxCpuIndex) return std::nullopt;
-    for (auto c = *first; c <= *last; ++c) cpus.insert(static_cast<int>(c));
+    auto last = dash == std::string_view::npos ? first : parse_int(piece.substr(dash + 1));
+    if (!first || !last || *first < 0 || *last < *first)
+      return bad(fmt::format("'{}' is not a CPU or a range of CPUs", std::string(piece.substr(0, 40))));
+    if (*last >= kMaxCpuIndex)
+      return bad(fmt::format("CPU {} is beyond the limit of {} CPUs", *last, kMaxCpuIndex));
+    ranges.emplace_back(static_cast<int>(*first), static_cast<int>(*last));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::set<int> cpus;
+  int next = 0;  // CPUs below it are in the set already
+  for (auto [first, last] : ranges) {
+    for (int c = std::max(first, next); c <= last; ++c) cpus.emplace_hint(cpus.end(), c);
+    next = std::max(next, last + 1);
   }
   return cpus;
 }
@@ -156,12 +173,15 @@ void attach_numa_nodes_to_packages(report::CpuTopology& cpu) {
 report::CpuTopology read_cpu_topology(const HostRoot& root, std::vector<std::string>& warnings) {
   report::CpuTopology cpu;
   if (auto online = root.read_text("/sys/devices/system/cpu/online")) {
-    if (auto cpus = parse_cpulist(*online)) cpu.logical_cpus = static_cast<int>(cpus->size());
-    else warnings.push_back(fmt::format("/sys/devices/system/cpu/online: garbage '{}'", online->substr(0, 40)));
+    std::string why;
+    if (auto cpus = parse_cpulist(*online, &why)) cpu.logical_cpus = static_cast<int>(cpus->size());
+    else warnings.push_back(fmt::format("/sys/devices/system/cpu/online: garbage ({}); ignored", why));
   }
   read_numa_nodes(root, cpu, warnings);
   std::string hwloc_reason;
   if (!read_packages_with_hwloc(root, cpu, &hwloc_reason)) {
+    // A tree hwloc could leave or stall on is worth a warning even when sysfs fills the gap.
+    if (hwloc_reason.rfind("hwloc was not given", 0) == 0) warnings.push_back(hwloc_reason);
     read_packages_from_sysfs(root, cpu);
     if (cpu.packages.empty()) warnings.push_back("CPU packages unknown: " + hwloc_reason + "; no cpu*/topology in sysfs either");
   }

@@ -20,8 +20,9 @@ report::CpuTopology read_cpu_topology(const HostRoot& root, std::vector<std::str
 // out or cannot load the root. Fills packages and cores.
 bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, std::string* reason);
 
-// "0-3,8,10-11" <-> {0,1,2,3,8,10,11}; nullopt on garbage or absurd ranges.
-std::optional<std::set<int>> parse_cpulist(std::string_view text);
+// "0-3,8,10-11" <-> {0,1,2,3,8,10,11}; nullopt on garbage or a CPU at or beyond the limit of
+// 65536 (Linux's NR_CPUS is at most 8192), with the reason in `why`. Linear in text and CPUs.
+std::optional<std::set<int>> parse_cpulist(std::string_view text, std::string* why = nullptr);
 std::string format_cpulist(const std::set<int>& cpus);
 
 // Links packages to the NUMA nodes whose CPUs they hold.

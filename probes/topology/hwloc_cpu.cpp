@@ -5,6 +5,7 @@
 #include "probes/common/host_root.hpp"
 #include "probes/common/hwloc_environment.hpp"
 #include "probes/common/text.hpp"
+#include "probes/common/tree_audit.hpp"
 #include "probes/topology/cpu_numa.hpp"
 
 #if INTERPROBE_HAVE_HWLOC
@@ -37,6 +38,10 @@ std::string cpulist_of(hwloc_const_bitmap_t set) {
 bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, std::string* reason) {
   if (!root.is_directory("/sys/devices/system/cpu")) {
     *reason = "no /sys/devices/system/cpu under the root";
+    return false;
+  }
+  if (auto unsafe = library_unsafe_reason(root)) {
+    *reason = library_refusal("hwloc", *unsafe);
     return false;
   }
   HwlocEnvironment environment(root);

@@ -18,6 +18,7 @@
 #include "probes/common/isolated_call.hpp"
 #include "probes/common/user_file.hpp"
 #include "probes/common/hwloc_environment.hpp"
+#include "probes/common/text.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
@@ -158,7 +159,8 @@ void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
     if (const char* kib = hwloc_obj_get_info_by_name(os, "CUDAGlobalMemorySize")) {
       char* end = nullptr;
       unsigned long long v = std::strtoull(kib, &end, 10);
-      if (end && *end == '\0' && v > 0) rec.memory_total_bytes = static_cast<std::int64_t>(v * 1024);
+      if (end && *end == '\0' && v > 0 && v <= static_cast<unsigned long long>(INT64_MAX))
+        rec.memory_total_bytes = kib_to_bytes(static_cast<std::int64_t>(v));
     }
   }
   unsigned nr = 1;

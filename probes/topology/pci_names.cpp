@@ -145,6 +145,10 @@ PciNameDatabase::PciNameDatabase(const HostRoot& root, const std::set<unsigned>&
   impl_->access->debug = on_pci_quiet;
   // No ~/.pciids-cache (its lookup reads /etc/passwd through NSS) and no network lookups.
   impl_->access->id_lookup_mode = 0;
+  // Inert today: only pci_lookup_name is called, and without pci_init libpci opens no access
+  // method, so it reads no sysfs at all (checked with strace on a --root tree). Set anyway so a
+  // future scan cannot fall back to the live /sys; such a scan would first need
+  // library_unsafe_reason(root) (probes/common/tree_audit.hpp), like hwloc.
   impl_->sysfs_path = (root.root() / "sys").string();
   pci_set_param(impl_->access, const_cast<char*>("sysfs.path"), impl_->sysfs_path.data());
   if (!impl_->memfd_path.empty()) pci_set_name_list_path(impl_->access, impl_->memfd_path.data(), 0);

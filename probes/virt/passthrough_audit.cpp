@@ -2,6 +2,7 @@
 // its link information is real, NUMA and IOMMU placement, the P2P clique capability a hypervisor
 // injects, BAR sizes, and ACS on the bridges above it. Reads the shared PCI inventory; config
 // space beyond the 64-byte header (capabilities, ACS) needs root.
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -104,6 +105,7 @@ void read_bars(const HostRoot& root, report::GpuPassthrough& g) {
     if (fields.size() < 3) continue;
     auto start = parse_hex(fields[0]), end = parse_hex(fields[1]), flags = parse_hex(fields[2]);
     if (!start || !end || !flags || *end <= *start || !(*flags & kResourceMem)) continue;
+    if (*end - *start >= static_cast<std::uint64_t>(INT64_MAX)) continue;  // no BAR spans 2^63 bytes
     report::PciBar bar;
     bar.index = this_index;
     bar.size_bytes = static_cast<std::int64_t>(*end - *start + 1);
