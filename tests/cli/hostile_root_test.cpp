@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,8 @@ std::string joined(const std::vector<std::string>& lines, std::size_t at_most = 
 // from an archive (staged in TMPDIR, renamed from a predictable temp name).
 std::string output_name(const std::string& command, bool archive, HostileFamily family) {
   if (command != "snapshot") return command + ".json";
-  return archive || family == HostileFamily::output_links ? "snap.tar.gz" : "snap";
+  bool to_archive = archive || family == HostileFamily::output_links || family == HostileFamily::output_temp_links;
+  return to_archive ? "snap.tar.gz" : "snap";
 }
 
 void check_hostile_run(HostileFamily family, const std::string& command, bool archive) {
@@ -53,6 +55,9 @@ void check_hostile_run(HostileFamily family, const std::string& command, bool ar
                                    "-o", (box.out() / name).string()};
   std::string context = "interprobe " + command + " --root " + (archive ? "<archive>" : "<tree>") + " -o out/" +
                         name + "\n  planted:" + joined(box.planted());
+  if (family == HostileFamily::output_links) context += "\n  out/" + name + " -> canary/victim-output";
+  if (family == HostileFamily::output_temp_links || family == HostileFamily::all_in_one)
+    context += "\n  out/" + name + ".tmp.<pid>, out/." + name + ".tmp.<pid> -> canary/victim-tmp";
 
   CanaryWatch watch(box.canary());
   const std::vector<std::string> not_compared = {"box/out", "box/tmp"};
@@ -73,6 +78,11 @@ void check_hostile_run(HostileFamily family, const std::string& command, bool ar
   std::string outcome = "\n  exit " + std::to_string(p.exit_code) + " after " + std::to_string(p.seconds) +
                         " s\n  stderr: " + printable(p.err.substr(0, 2000));
 
+  // One line per run in the log, pass or fail: which defence answered (exit 2 and why, or 0).
+  std::string first_line = p.err.substr(0, p.err.find('\n')).substr(0, 300);
+  std::cout << "  [hostile] " << command << (archive ? " archive" : " tree") << ": "
+            << (p.timed_out ? "timed out" : p.memory_exceeded ? "memory limit" : "exit " + std::to_string(p.exit_code))
+            << " in " << p.seconds << " s; " << printable(first_line) << "\n";
   EXPECT_FALSE(p.timed_out) << "still running after " << kRunLimit.count() << " s (killed): " << context << outcome;
   EXPECT_FALSE(p.memory_exceeded) << "resident memory passed " << (kRssLimitBytes >> 20) << " MiB (killed): "
                                   << context << outcome;

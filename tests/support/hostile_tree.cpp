@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -95,6 +97,7 @@ const char* family_name(HostileFamily family) {
     case HostileFamily::numbers: return "Numbers";
     case HostileFamily::control_chars: return "ControlChars";
     case HostileFamily::output_links: return "OutputLinks";
+    case HostileFamily::output_temp_links: return "OutputTempLinks";
     case HostileFamily::archive_escape: return "ArchiveEscape";
     case HostileFamily::all_in_one: return "AllInOne";
   }
@@ -105,7 +108,8 @@ std::vector<HostileFamily> all_hostile_families() {
   return {HostileFamily::clean,         HostileFamily::absolute_links, HostileFamily::dotdot_links,
           HostileFamily::lexical_links, HostileFamily::fifos,          HostileFamily::char_devices,
           HostileFamily::huge_files,    HostileFamily::numbers,        HostileFamily::control_chars,
-          HostileFamily::output_links,  HostileFamily::archive_escape, HostileFamily::all_in_one};
+          HostileFamily::output_links,  HostileFamily::output_temp_links, HostileFamily::archive_escape,
+          HostileFamily::all_in_one};
 }
 
 bool family_applies_to_tree(HostileFamily family) { return family != HostileFamily::archive_escape; }
@@ -135,6 +139,10 @@ HostileSandbox::HostileSandbox(HostileFamily family) : family_(family) {
 }
 
 HostileSandbox::~HostileSandbox() {
+  if (const char* keep = std::getenv("INTERPROBE_HOSTILE_KEEP"); keep && *keep == '1') {
+    std::fprintf(stderr, "  [hostile] kept %s\n", outer_.c_str());  // to replay a case by hand
+    return;
+  }
   std::error_code ec;
   fs::remove_all(outer_, ec);  // links are removed, not followed
 }
@@ -182,8 +190,8 @@ std::string HostileSandbox::dotdot_target(const std::string& what) const {
 std::string HostileSandbox::lexical_target(const std::string& link, const std::string& what) const {
   // Back to the root, then through up12 (= root/../../..., built from links): normalized as
   // text the target stays inside the root; followed, it reaches "/" and the canary.
-  auto parent_depth = static_cast<std::size_t>(std::distance(fs::path(link).parent_path().begin(),
-                                                             fs::path(link).parent_path().end()));
+  const fs::path parent = fs::path(link).parent_path();
+  auto parent_depth = static_cast<std::size_t>(std::distance(parent.begin(), parent.end()));
   return ups(parent_depth) + "up" + std::to_string(kLexicalChain) + "/" + (canary() / what).string().substr(1);
 }
 
@@ -267,6 +275,7 @@ void HostileSandbox::plant(HostileFamily family) {
     case HostileFamily::archive_escape: plant_archive_escape(); break;
     case HostileFamily::clean:
     case HostileFamily::output_links:
+    case HostileFamily::output_temp_links:
     case HostileFamily::all_in_one: break;
   }
 }
@@ -322,6 +331,9 @@ void HostileSandbox::plant_special_files(HostileFamily family) {
     plant_sparse(kDmi + "/product_name", "", kHugeBytes, "huge");
     plant_sparse(kGpu + "/config", config, kHugeBytes, "huge");
     plant_sparse("proc/cpuinfo", "processor\t: 0\n", kHugeBytes, "huge");
+    // Paths no other family plants, so that AllInOne keeps huge files too.
+    plant_sparse(kNode0 + "/meminfo", "Node 0 MemTotal:       16384 kB\n", kHugeBytes, "huge");
+    plant_sparse(kGpu + "/resource", "", kHugeBytes, "huge");
     plant_file(kNode0 + "/cpulist", cpulist_of(100000), "100,000 ranges");
     plant_file(kCpu + "/present", cpulist_of(100000), "100,000 ranges");
     std::string cpuid = read_text(root() / "cpuid.txt");
@@ -389,9 +401,10 @@ void HostileSandbox::plant_output_links(const std::string& output_name, int pid)
     std::error_code ec;
     fs::create_symlink(victim, out() / name, ec);
   };
+  if (family_ == HostileFamily::output_links) link(output_name, output_victim());
+  if (family_ != HostileFamily::output_temp_links && family_ != HostileFamily::all_in_one) return;
   link(output_name + ".tmp." + std::to_string(pid), canary() / "victim-tmp");
   link("." + output_name + ".tmp." + std::to_string(pid), canary() / "victim-tmp");
-  if (family_ == HostileFamily::output_links) link(output_name, output_victim());
 }
 
 }  // namespace interprobe::testing

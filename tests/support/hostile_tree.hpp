@@ -10,6 +10,8 @@
 //   <outer>/box/out            where -o writes
 //   <outer>/box/tmp            TMPDIR of the run (archives are extracted there)
 //
+// INTERPROBE_HOSTILE_KEEP=1 keeps the sandbox (its path goes to stderr) to replay a case.
+//
 // Every escaping link is aimed at the canary so that following it, on this host, opens a
 // canary file: the test then knows that "nothing opened" means "nothing followed".
 #include <filesystem>
@@ -28,7 +30,8 @@ enum class HostileFamily {
   huge_files,      // 4 GiB sparse files (meminfo, cpu/online, product_name, config), 100,000-range cpulists
   numbers,         // numbers beyond every integer type: MemTotal, numa_node, link width, cpulists
   control_chars,   // ESC, OSC, BEL, C1 CSI (raw and UTF-8) in DMI strings, cpuinfo, cpuid.txt, names
-  output_links,    // clean tree; the -o name is a symlink to a canary file
+  output_links,       // clean tree; the -o name is a symlink to a canary file
+  output_temp_links,  // clean tree; symlinks to canary files at the predictable temp names beside -o
   archive_escape,  // archive only: absolute and ".." entries, write-through symlinks, hard links outside
   all_in_one,      // every tree family at once (the last planted wins where paths collide)
 };
@@ -61,8 +64,9 @@ class HostileSandbox {
   // Writes archive() (gzip'd pax tar through libarchive) from the tree, FIFOs, devices and
   // links as such, sparse files as sparse entries, plus the archive-only plants of the family.
   void build_archive();
-  // Plants symlinks to canary files in out(): at `<name>.tmp.<pid>` and `.<name>.tmp.<pid>`
-  // (the predictable temp names), and at `<name>` itself for output_links.
+  // Plants symlinks to canary files in out(): at `<name>` itself (output_links), at
+  // `<name>.tmp.<pid>` and `.<name>.tmp.<pid>`, the predictable temp names (output_temp_links
+  // and all_in_one); nothing for the other families.
   void plant_output_links(const std::string& output_name, int pid) const;
   // Where a planted output link points (canary files that must stay unchanged).
   std::filesystem::path output_victim() const { return canary() / "victim-output"; }
