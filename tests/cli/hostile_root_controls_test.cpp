@@ -29,6 +29,17 @@ bool contains(const std::vector<std::string>& lines, const std::string& needle) 
   return false;
 }
 
+using Reader = std::unique_ptr<archive, decltype(&archive_read_free)>;
+
+// Null-valued (error kept) when the file is no readable archive.
+Reader open_archive(const fs::path& file) {
+  Reader a(archive_read_new(), archive_read_free);
+  archive_read_support_filter_all(a.get());
+  archive_read_support_format_all(a.get());
+  if (archive_read_open_filename(a.get(), file.c_str(), 1 << 16) != ARCHIVE_OK) return Reader(nullptr, archive_read_free);
+  return a;
+}
+
 TEST(HostileRootControls, WatcherSeesAReadByAnotherProcess) {
   HostileSandbox box(HostileFamily::clean);
   CanaryWatch watch(box.canary());
@@ -122,10 +133,8 @@ TEST(HostileRootControls, ArchiveHoldsThePlants) {
   HostileSandbox box(HostileFamily::all_in_one);
   box.build_archive();
   EXPECT_LT(fs::file_size(box.archive()), 64u << 20) << "sparse files must stay sparse in the archive";
-  std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_all(a.get());
-  ASSERT_EQ(archive_read_open_filename(a.get(), box.archive().c_str(), 1 << 16), ARCHIVE_OK);
+  auto a = open_archive(box.archive());
+  ASSERT_TRUE(a) << box.archive() << " is not readable";
   std::set<std::string> seen;
   archive_entry* e = nullptr;
   while (archive_read_next_header(a.get(), &e) == ARCHIVE_OK) {
@@ -147,10 +156,8 @@ TEST(HostileRootControls, ArchiveHoldsThePlants) {
 TEST(HostileRootControls, ArchiveEscapeEntriesAreWritten) {
   HostileSandbox box(HostileFamily::archive_escape);
   box.build_archive();
-  std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_all(a.get());
-  ASSERT_EQ(archive_read_open_filename(a.get(), box.archive().c_str(), 1 << 16), ARCHIVE_OK);
+  auto a = open_archive(box.archive());
+  ASSERT_TRUE(a) << box.archive() << " is not readable";
   std::vector<std::string> names;
   archive_entry* e = nullptr;
   while (archive_read_next_header(a.get(), &e) == ARCHIVE_OK) names.push_back(archive_entry_pathname(e));
