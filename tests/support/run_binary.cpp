@@ -34,7 +34,8 @@ void kill_group(pid_t pid) {
   ::kill(pid, SIGKILL);
 }
 
-// Waits for `pid`, killing its process group when a limit is passed.
+// Waits for `pid`, killing its process group when a limit is passed. The group is killed
+// before the leader is reaped: until then its pid (the group id) cannot be reused by anyone.
 int wait_limited(pid_t pid, const RunLimits& limits, Process& p) {
   using clock = std::chrono::steady_clock;
   auto start = clock::now();
@@ -43,17 +44,16 @@ int wait_limited(pid_t pid, const RunLimits& limits, Process& p) {
   if (!limited) {
     ::waitpid(pid, &status, 0);
   } else {
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
+    for (;;) {
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) break;
       if (limits.time.count() > 0 && clock::now() - start > limits.time) p.timed_out = true;
       else if (limits.rss_bytes > 0 && rss_bytes_of(pid) > limits.rss_bytes) p.memory_exceeded = true;
-      if (p.timed_out || p.memory_exceeded) {
-        kill_group(pid);
-        ::waitpid(pid, &status, 0);
-        break;
-      }
+      if (p.timed_out || p.memory_exceeded) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    ::kill(-pid, SIGKILL);  // whatever it started and left behind
+    kill_group(pid);  // on a limit, and whatever a finished run started and left behind
+    ::waitpid(pid, &status, 0);
   }
   p.seconds = std::chrono::duration<double>(clock::now() - start).count();
   return status;
