@@ -62,7 +62,8 @@ class HostileSandbox {
   const std::vector<std::filesystem::path>& escaping_links() const { return escaping_; }
 
   // Writes archive() (gzip'd pax tar through libarchive) from the tree, FIFOs, devices and
-  // links as such, sparse files as sparse entries, plus the archive-only plants of the family.
+  // links as such, sparse files as sparse entries cut to 128 MiB (seven 4 GiB files would only
+  // meet the archive's 1 GiB budget), plus the archive-only plants of the family.
   void build_archive();
   // Plants symlinks to canary files in out(): at `<name>` itself (output_links), at
   // `<name>.tmp.<pid>` and `.<name>.tmp.<pid>`, the predictable temp names (output_temp_links
