@@ -154,16 +154,22 @@ TEST(HostileRootControls, ArchiveHoldsThePlants) {
 }
 
 TEST(HostileRootControls, ArchiveEscapeEntriesAreWritten) {
-  HostileSandbox box(HostileFamily::archive_escape);
-  box.build_archive();
-  auto a = open_archive(box.archive());
-  ASSERT_TRUE(a) << box.archive() << " is not readable";
-  std::vector<std::string> names;
-  archive_entry* e = nullptr;
-  while (archive_read_next_header(a.get(), &e) == ARCHIVE_OK) names.push_back(archive_entry_pathname(e));
-  EXPECT_TRUE(contains(names, box.canary().string() + "/escape-absolute"));
-  EXPECT_TRUE(contains(names, "../../"));
-  EXPECT_TRUE(contains(names, "sys/class/dmi/idx/product_name"));
+  const std::pair<HostileFamily, std::string> expected[] = {
+      {HostileFamily::archive_absolute_paths, "/escape-absolute"},
+      {HostileFamily::archive_dotdot_paths, "../../"},
+      {HostileFamily::archive_link_writes, "sys/class/dmi/idx/product_name"},
+      {HostileFamily::archive_lexical_writes, "up12/"},
+      {HostileFamily::archive_hard_links, "proc/victim-hard"}};
+  for (const auto& [family, name] : expected) {
+    HostileSandbox box(family);
+    box.build_archive();
+    auto a = open_archive(box.archive());
+    ASSERT_TRUE(a) << box.archive() << " is not readable";
+    std::vector<std::string> names;
+    archive_entry* e = nullptr;
+    while (archive_read_next_header(a.get(), &e) == ARCHIVE_OK) names.push_back(archive_entry_pathname(e));
+    EXPECT_TRUE(contains(names, name)) << family_name(family) << ": no entry like " << name;
+  }
 }
 
 }  // namespace

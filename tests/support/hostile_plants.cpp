@@ -21,7 +21,11 @@ void HostileSandbox::plant(HostileFamily family) {
     case HostileFamily::huge_files: plant_special_files(family); break;
     case HostileFamily::numbers:
     case HostileFamily::control_chars: plant_numbers_and_strings(family); break;
-    case HostileFamily::archive_escape: plant_archive_escape(); break;
+    case HostileFamily::archive_absolute_paths:
+    case HostileFamily::archive_dotdot_paths:
+    case HostileFamily::archive_link_writes:
+    case HostileFamily::archive_lexical_writes:
+    case HostileFamily::archive_hard_links: plant_archive_escape(family); break;
     case HostileFamily::clean:
     case HostileFamily::output_links:
     case HostileFamily::output_temp_links:
@@ -119,27 +123,34 @@ void HostileSandbox::plant_numbers_and_strings(HostileFamily family) {
                 "control characters in a driver name");
 }
 
-void HostileSandbox::plant_archive_escape() {
+void HostileSandbox::plant_archive_escape(HostileFamily family) {
+  // One kind per family: a validator stops at the first refused entry, so kinds mixed in one
+  // archive would hide each other.
   std::string canary_rel = canary().string().substr(1);
-  using K = ArchiveEntry::Kind;
-  archive_extras_ = {
-      {K::file, canary().string() + "/escape-absolute", "", "written through an absolute entry\n"},
-      {K::file, ups(12) + canary_rel + "/escape-dotdot", "", "written through a '..' entry\n"},
-      {K::symlink, "sys/class/dmi/idx", canary().string() + "/dmi", ""},
-      {K::file, "sys/class/dmi/idx/product_name", "", "overwritten through an absolute link\n"},
-      {K::symlink, "x", ".", ""},
-      {K::symlink, "up", "x/..", ""},
-  };
-  for (int i = 2; i <= kLexicalChain; ++i)
-    archive_extras_.push_back(
-        {K::symlink, "up" + std::to_string(i), (i == 2 ? "up" : "up" + std::to_string(i - 1)) + "/..", ""});
   std::string up = "up" + std::to_string(kLexicalChain);
-  archive_extras_.push_back({K::file, up + "/" + canary_rel + "/escape-lexical", "", "written through a chain\n"});
-  archive_extras_.push_back({K::symlink, "sys/lex", "../" + up + "/" + canary_rel + "/dmi", ""});
-  archive_extras_.push_back({K::file, "sys/lex/sys_vendor", "", "overwritten through a lexical link\n"});
-  archive_extras_.push_back({K::hardlink, "proc/cpuinfo-hard", canary().string() + "/cpuinfo", ""});
-  archive_extras_.push_back({K::hardlink, "proc/victim-hard", ups(12) + canary_rel + "/victim-output", ""});
-  archive_extras_.push_back({K::file, "proc/victim-hard", "", "overwritten through a hard link\n"});
+  using K = ArchiveEntry::Kind;
+  if (family == HostileFamily::archive_absolute_paths) {
+    archive_extras_ = {{K::file, canary().string() + "/escape-absolute", "", "written through an absolute entry\n"}};
+  } else if (family == HostileFamily::archive_dotdot_paths) {
+    archive_extras_ = {{K::file, ups(12) + canary_rel + "/escape-dotdot", "", "written through a '..' entry\n"}};
+  } else if (family == HostileFamily::archive_link_writes) {
+    archive_extras_ = {{K::symlink, "sys/class/dmi/idx", canary().string() + "/dmi", ""},
+                       {K::file, "sys/class/dmi/idx/product_name", "", "overwritten through an absolute link\n"},
+                       {K::symlink, "sys/dotdot", ups(12) + canary_rel, ""},
+                       {K::file, "sys/dotdot/victim-output", "", "overwritten through a '..' link\n"}};
+  } else if (family == HostileFamily::archive_lexical_writes) {
+    archive_extras_ = {{K::symlink, "x", ".", ""}, {K::symlink, "up", "x/..", ""}};
+    for (int i = 2; i <= kLexicalChain; ++i)
+      archive_extras_.push_back(
+          {K::symlink, "up" + std::to_string(i), (i == 2 ? "up" : "up" + std::to_string(i - 1)) + "/..", ""});
+    archive_extras_.push_back({K::file, up + "/" + canary_rel + "/escape-lexical", "", "written through a chain\n"});
+    archive_extras_.push_back({K::symlink, "sys/lex", "../" + up + "/" + canary_rel + "/dmi", ""});
+    archive_extras_.push_back({K::file, "sys/lex/sys_vendor", "", "overwritten through a lexical link\n"});
+  } else {
+    archive_extras_ = {{K::hardlink, "proc/cpuinfo-hard", canary().string() + "/cpuinfo", ""},
+                       {K::hardlink, "proc/victim-hard", ups(12) + canary_rel + "/victim-output", ""},
+                       {K::file, "proc/victim-hard", "", "overwritten through a hard link\n"}};
+  }
   for (const auto& e : archive_extras_) planted_.push_back("archive entry " + e.path + (e.target.empty() ? "" : " -> " + e.target));
 }
 

@@ -73,7 +73,11 @@ const char* family_name(HostileFamily family) {
     case HostileFamily::control_chars: return "ControlChars";
     case HostileFamily::output_links: return "OutputLinks";
     case HostileFamily::output_temp_links: return "OutputTempLinks";
-    case HostileFamily::archive_escape: return "ArchiveEscape";
+    case HostileFamily::archive_absolute_paths: return "ArchiveAbsolutePaths";
+    case HostileFamily::archive_dotdot_paths: return "ArchiveDotDotPaths";
+    case HostileFamily::archive_link_writes: return "ArchiveLinkWrites";
+    case HostileFamily::archive_lexical_writes: return "ArchiveLexicalWrites";
+    case HostileFamily::archive_hard_links: return "ArchiveHardLinks";
     case HostileFamily::all_in_one: return "AllInOne";
   }
   return "?";
@@ -83,11 +87,16 @@ std::vector<HostileFamily> all_hostile_families() {
   return {HostileFamily::clean,         HostileFamily::absolute_links, HostileFamily::dotdot_links,
           HostileFamily::lexical_links, HostileFamily::fifos,          HostileFamily::char_devices,
           HostileFamily::huge_files,    HostileFamily::numbers,        HostileFamily::control_chars,
-          HostileFamily::output_links,  HostileFamily::output_temp_links, HostileFamily::archive_escape,
-          HostileFamily::all_in_one};
+          HostileFamily::output_links,  HostileFamily::output_temp_links, HostileFamily::archive_absolute_paths,
+          HostileFamily::archive_dotdot_paths, HostileFamily::archive_link_writes, HostileFamily::archive_lexical_writes,
+          HostileFamily::archive_hard_links, HostileFamily::all_in_one};
 }
 
-bool family_applies_to_tree(HostileFamily family) { return family != HostileFamily::archive_escape; }
+bool family_applies_to_tree(HostileFamily family) {
+  return family != HostileFamily::archive_absolute_paths && family != HostileFamily::archive_dotdot_paths &&
+         family != HostileFamily::archive_link_writes && family != HostileFamily::archive_lexical_writes &&
+         family != HostileFamily::archive_hard_links;
+}
 
 HostileSandbox::HostileSandbox(HostileFamily family) : family_(family) {
   char pattern[] = "/tmp/interprobe-hostile-XXXXXX";

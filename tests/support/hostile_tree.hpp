@@ -32,13 +32,18 @@ enum class HostileFamily {
   control_chars,   // ESC, OSC, BEL, C1 CSI (raw and UTF-8) in DMI strings, cpuinfo, cpuid.txt, names
   output_links,       // clean tree; the -o name is a symlink to a canary file
   output_temp_links,  // clean tree; symlinks to canary files at the predictable temp names beside -o
-  archive_escape,  // archive only: absolute and ".." entries, write-through symlinks, hard links outside
+  // Archive only (the tree is clean), one kind of entry each:
+  archive_absolute_paths,  // a file entry at /…/canary/escape-absolute
+  archive_dotdot_paths,    // a file entry at ../../…/canary/escape-dotdot
+  archive_link_writes,     // a link to the canary (absolute, '..'), then a file entry through it
+  archive_lexical_writes,  // x -> ., up -> x/.., ..., then file entries through up12 and a link via it
+  archive_hard_links,      // hard links to canary files, then a file entry over one
   all_in_one,      // every tree family at once (the last planted wins where paths collide)
 };
 
 const char* family_name(HostileFamily family);  // "AbsoluteLinks", ...
 std::vector<HostileFamily> all_hostile_families();
-// Whether a family means anything for a directory tree (archive_escape does not).
+// Whether a family means anything for a directory tree (the archive_* ones do not).
 bool family_applies_to_tree(HostileFamily family);
 
 class HostileSandbox {
@@ -84,7 +89,7 @@ class HostileSandbox {
   void plant_links(HostileFamily family);
   void plant_special_files(HostileFamily family);
   void plant_numbers_and_strings(HostileFamily family);
-  void plant_archive_escape();
+  void plant_archive_escape(HostileFamily family);
 
   // Target strings for a link at tree path `link` that lands on canary/<what> when followed.
   std::string absolute_target(const std::string& what) const;
