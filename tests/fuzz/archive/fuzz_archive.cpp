@@ -7,6 +7,7 @@
 
 #include "probes/common/errors.hpp"
 #include "probes/snapshot/archive.hpp"
+#include "support/temp_tree.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 namespace {
@@ -39,7 +40,7 @@ void check_contained(const fs::path& sandbox, const fs::path& dest) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const interprobe::fuzz::ScratchDir sandbox;
+  static const interprobe::testing::TempTree sandbox;
   const fs::path input = sandbox.path() / "input", dest = sandbox.path() / "out";
   fs::remove_all(dest);
   fs::create_directories(dest);

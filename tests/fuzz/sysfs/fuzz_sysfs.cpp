@@ -23,6 +23,7 @@
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_link.hpp"
+#include "support/temp_tree.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 namespace {
@@ -31,22 +32,22 @@ using namespace interprobe;
 
 constexpr const char* kDevice = "/sys/devices/pci0000:00/0000:00:01.0";
 
-// One tree for the whole run; every input rewrites the files it needs, in place.
-const std::filesystem::path& tree() {
-  static const fuzz::ScratchDir scratch;
+// One tree for the whole run; every input rewrites the files it needs in place (a new inode per
+// write is ext4's slow path: 20 ms a run; run-fuzzers also puts TMPDIR on tmpfs).
+const testing::TempTree& tree() {
+  static const testing::TempTree scratch;
   static const bool made = [] {
-    std::filesystem::create_directories(scratch.path() / "sys/bus/pci/devices");
-    std::filesystem::create_directories(scratch.path() / std::string(kDevice).substr(1));
-    std::filesystem::create_symlink("../../../devices/pci0000:00/0000:00:01.0",
-                                    scratch.path() / "sys/bus/pci/devices/0000:00:01.0");
+    std::filesystem::create_directories(scratch.at(kDevice));
+    std::filesystem::create_directories(scratch.at("/sys/bus/pci/devices"));
+    scratch.relink("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
     return true;
   }();
   (void)made;
-  return scratch.path();
+  return scratch;
 }
 
 void write_machine_file(const std::string& machine_path, const std::string& content) {
-  auto file = tree() / machine_path.substr(1);
+  auto file = tree().at(machine_path);
   std::filesystem::create_directories(file.parent_path());
   std::ofstream(file, std::ios::binary | std::ios::trunc) << content;
 }
@@ -106,25 +107,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 3:
         write_machine_file("/proc/meminfo", text);
         write_machine_file("/proc/cpuinfo", text);
-        (void)read_system(HostRoot(tree()));
+        (void)read_system(HostRoot(tree().path()));
         break;
       case 4: {
         for (const char* file : {"/sys/devices/system/cpu/online", "/sys/devices/system/node/node0/cpulist",
                                  "/sys/devices/system/node/node0/meminfo", "/sys/devices/system/node/node0/distance"})
           write_machine_file(file, text);
         std::vector<std::string> warnings;
-        (void)read_cpu_topology(HostRoot(tree()), warnings);
+        (void)read_cpu_topology(HostRoot(tree().path()), warnings);
         break;
       }
       case 5:
         fuzz_pci_device(text);
         write_machine_file(std::string(kDevice) + "/config", "");
-        (void)read_pci_inventory(HostRoot(tree()));
+        (void)read_pci_inventory(HostRoot(tree().path()));
         break;
       default:
         fuzz_pci_device("0x8086\n0x1234\n0x060400");
         write_machine_file(std::string(kDevice) + "/config", text);
-        (void)read_pci_inventory(HostRoot(tree()));
+        (void)read_pci_inventory(HostRoot(tree().path()));
         break;
     }
   } catch (const InputError&) {
