@@ -40,6 +40,11 @@ def snapshot():
 write("corpus", "snapshot-ustar.tar", snapshot())
 write("corpus", "snapshot-pax.tar", snapshot(), tarfile.PAX_FORMAT)
 write("corpus", "snapshot-gnu.tar", snapshot(), tarfile.GNU_FORMAT)
+write("corpus", "links-inside.tar", [
+    entry("x", tarfile.SYMTYPE, link="."),
+    entry("dir", tarfile.DIRTYPE),
+    entry("dir/up", tarfile.SYMTYPE, link=".."),
+])
 write("corpus", "refused-absolute.tar", [entry("/etc/passwd", data=b"x\n")])
 write("corpus", "refused-dotdot.tar", [entry("sys/../../escape", data=b"x\n")])
 write("corpus", "refused-hardlink.tar", [entry("a", data=b"x\n"), entry("b", tarfile.LNKTYPE, link="a")])
