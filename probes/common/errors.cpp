@@ -13,7 +13,7 @@ std::string base_name(const char* path) {
 }  // namespace
 
 VendorError::VendorError(std::string call, long long code, std::string detail,
-                         std::source_location where)
+                         SourceLocation where)
     : std::runtime_error(fmt::format("{} failed with code {}{}{} ({}:{})", call, code,
                                      detail.empty() ? "" : ": ", detail,
                                      base_name(where.file_name()), where.line())),

@@ -9,6 +9,22 @@
 
 namespace interprobe {
 
+#if defined(__cpp_lib_source_location)
+using SourceLocation = std::source_location;
+#else
+// clang 14 (the fuzz build, tests/fuzz) has no __builtin_source_location, so libstdc++ 12 hides
+// std::source_location; these builtins give the caller's file and line in GCC and clang alike.
+struct SourceLocation {
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) noexcept {
+    return SourceLocation{file, line};
+  }
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr unsigned line() const noexcept { return line_; }
+  const char* file_ = "";
+  unsigned line_ = 0;
+};
+#endif
+
 // Bad user input or bad input file: the message names the file/field and what to do.
 class InputError : public std::runtime_error {
  public:
@@ -43,7 +59,7 @@ class SkippedError : public std::runtime_error {
 class VendorError : public std::runtime_error {
  public:
   VendorError(std::string call, long long code, std::string detail,
-              std::source_location where = std::source_location::current());
+              SourceLocation where = SourceLocation::current());
   const std::string& call() const { return call_; }
   long long code() const { return code_; }
 

@@ -4,6 +4,7 @@
 // at()) or relative to its root ("proc/self/status").
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -13,10 +14,11 @@ namespace interprobe::testing {
 
 class TempTree {
  public:
-  // `fixture` empty: an empty tree.
+  // `fixture` empty: an empty tree. Under $TMPDIR when set (the fuzzers use tmpfs), else /tmp.
   explicit TempTree(const std::filesystem::path& fixture = {}) {
-    char pattern[] = "/tmp/interprobe-tree-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/interprobe-tree-XXXXXX";
+    const char* made = ::mkdtemp(pattern.data());
     if (!made) throw std::runtime_error("mkdtemp failed");
     path_ = made;
     std::filesystem::permissions(path_, std::filesystem::perms(0755));

@@ -1,0 +1,44 @@
+// The report reader and `interprobe report FILE`: any bytes parse or throw InputError; a report
+// that parsed is written back as JSON that reads back to the same JSON, and renders as text and
+// markdown in which no byte can drive a terminal.
+#include <string>
+
+#include "probes/common/errors.hpp"
+#include "report/model/json.hpp"
+#include "report/render/renderers.hpp"
+#include "tests/fuzz/fuzz_target.hpp"
+
+namespace {
+
+// No C0 control but newline and tab, no DEL, no C1 control (U+0080..U+009F as UTF-8).
+bool terminal_safe(const std::string& s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return false;
+    if (c == 0xc2 && i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xe0) == 0x80) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace interprobe;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  report::Report parsed;
+  try {
+    parsed = report::parse_report_text(text, "fuzz.json");
+  } catch (const InputError&) {
+    return 0;
+  }
+  // An InputError from here on is a finding too: we wrote something we cannot read.
+  const std::string written = report::to_json_text(parsed);
+  const std::string rewritten = report::to_json_text(report::parse_report_text(written, "rewritten.json"));
+  fuzz::fuzz_require(written == rewritten, "a report read back from its own JSON writes the same JSON");
+  const render::TextStyle plain{false};
+  fuzz::fuzz_require(terminal_safe(render::render(parsed, render::Format::text, plain, render::ViewOptions{true})),
+                     "the text view of a report holds no terminal control characters");
+  fuzz::fuzz_require(terminal_safe(render::render(parsed, render::Format::markdown, plain)),
+                     "the markdown view of a report holds no terminal control characters");
+  return 0;
+}
