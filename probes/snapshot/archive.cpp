@@ -18,6 +18,7 @@
 
 #include "probes/common/errors.hpp"
 #include "probes/common/interrupt.hpp"
+#include "probes/snapshot/archive_error.hpp"
 #include "probes/snapshot/archive_index.hpp"
 #include "probes/snapshot/output_tree.hpp"
 
@@ -63,7 +64,7 @@ ReadHandle open_for_read(const std::string& data, const fs::path& file) {
   archive_read_support_filter_gzip(a.get());
   archive_read_support_format_tar(a.get());
   if (archive_read_open_memory(a.get(), data.data(), data.size()) != ARCHIVE_OK)
-    throw InputError(fmt::format("{}: cannot read snapshot archive: {}", file.string(), archive_error_string(a.get())));
+    throw InputError(fmt::format("{}: cannot read snapshot archive: {}", file.string(), archive_error_text(a.get())));
   return a;
 }
 
@@ -124,8 +125,7 @@ void validate_entries(const std::string& data, const fs::path& file, const Archi
     if (archive_read_data_skip(a.get()) != ARCHIVE_OK) break;
   }
   if (rc != ARCHIVE_EOF) {
-    const char* why = archive_error_string(a.get());
-    throw InputError(fmt::format("{}: archive broken after {} entries: {}", file.string(), entries, why ? why : "truncated"));
+    throw InputError(fmt::format("{}: archive broken after {} entries: {}", file.string(), entries, archive_error_text(a.get())));
   }
   try {
     index.check_links();
@@ -158,7 +158,7 @@ void extract_entries(const std::string& data, const fs::path& file, const fs::pa
           if (::write(fd.get(), buffer, static_cast<std::size_t>(n)) != n)
             throw InputError(fmt::format("{}: cannot extract '{}' ({})", file.string(), path, std::strerror(errno)));
         }
-        if (n < 0) throw InputError(fmt::format("{}: broken entry '{}': {}", file.string(), path, archive_error_string(a.get())));
+        if (n < 0) throw InputError(fmt::format("{}: broken entry '{}': {}", file.string(), path, archive_error_text(a.get())));
       }
     }
   }

@@ -16,6 +16,7 @@
 
 #include "probes/common/errors.hpp"
 #include "probes/common/interrupt.hpp"
+#include "probes/snapshot/archive_error.hpp"
 #include "probes/snapshot/archive.hpp"
 #include "probes/snapshot/output_tree.hpp"
 
@@ -37,7 +38,7 @@ class TarWriter {
   }
   void check(int rc) {
     if (rc < ARCHIVE_WARN)
-      throw InputError(fmt::format("-o {}: write failed: {}", file_.string(), archive_error_string(a_.get())));
+      throw InputError(fmt::format("-o {}: write failed: {}", file_.string(), archive_error_text(a_.get(), "unknown error")));
   }
   void add(const fs::path& dir, const fs::path& p) {
     struct stat st {};
