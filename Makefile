@@ -6,6 +6,12 @@ BUILD ?= build
 CUDA ?= AUTO
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# ccache (Debian package, installed by `scripts/install-deps --test`) when present: CI's three
+# builds share one cache outside the clone (.ci/run sets CCACHE_BASEDIR to the clone).
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+endif
 
 .PHONY: run test build deps deps-test clean
 
