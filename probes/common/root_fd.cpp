@@ -44,18 +44,6 @@ UniqueFd open_beneath_by_walk(int root_fd, const std::vector<std::string>& parts
   return UniqueFd(::openat(dir, parts.back().c_str(), flags));
 }
 
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
 bool openat2_available() {
   if (g_openat2_state.load() < 0) {
     UniqueFd probe(try_openat2(AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC));

@@ -6,28 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "probes/common/unique_fd.hpp"
+
 namespace interprobe {
-
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 // Opens `parts` (path components below `root_fd`: no "", "." or ".." and no symlink expected)
 // with `flags` (O_NOFOLLOW and O_CLOEXEC are added). A symlink anywhere on the way fails with

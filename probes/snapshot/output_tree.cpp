@@ -40,18 +40,6 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
 OutputTree::OutputTree(const fs::path& dir) : dir_(dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     throw InputError(fmt::format("{}: cannot create the directory ({})", dir.string(), std::strerror(errno)));

@@ -8,25 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "probes/common/unique_fd.hpp"
+
 namespace interprobe::snapshot {
-
-// A file descriptor closed at scope end.
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd = -1) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
 
 class OutputTree {
  public:
