@@ -12,10 +12,11 @@ struct UserFile {
   std::string label;  // how messages name it: "FILE" or "--hwloc-xml FILE"
   std::string kind;   // what it should be, for messages: "a report written by `interprobe run -o`"
   std::size_t max_bytes;
+  bool pipes_allowed = true;  // false where the content is read twice or must not change (archives)
 };
 
-// Throws InputError naming `file.label` when it cannot be opened, is no regular file or pipe,
-// or holds more than `file.max_bytes`. Ctrl-C while a pipe's writer is silent: InterruptedError.
+// Throws InputError naming `file.label` when it cannot be opened, is no regular file (or pipe,
+// where allowed), or holds more than `file.max_bytes`. Ctrl-C while reading: InterruptedError.
 std::string read_user_file(const std::filesystem::path& path, const UserFile& file);
 
 }  // namespace interprobe

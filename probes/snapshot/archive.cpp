@@ -18,6 +18,7 @@
 
 #include "probes/common/errors.hpp"
 #include "probes/common/interrupt.hpp"
+#include "probes/common/user_file.hpp"
 #include "probes/snapshot/archive_error.hpp"
 #include "probes/snapshot/archive_index.hpp"
 #include "probes/snapshot/output_tree.hpp"
@@ -34,28 +35,7 @@ using WriteHandle = std::unique_ptr<archive, decltype(&archive_write_free)>;
 // The archive, read once through one descriptor: a file swapped or rewritten while we work
 // cannot make the extraction differ from what was validated.
 std::string read_archive_file(const fs::path& file, const ArchiveLimits& limits) {
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0)
-    throw InputError(fmt::format("{}: cannot open snapshot archive ({})", file.string(), std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw InputError(fmt::format("{}: not a regular file; give a snapshot archive or directory", file.string()));
-  auto too_large = [&] {
-    return InputError(fmt::format("{}: larger than {} bytes (the snapshot archive limit); refused", file.string(),
-                                  limits.max_archive_bytes));
-  };
-  if (static_cast<std::uint64_t>(st.st_size) > limits.max_archive_bytes) throw too_large();
-  std::string data;
-  char buffer[1 << 16];
-  while (true) {
-    throw_if_interrupted();
-    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw InputError(fmt::format("{}: read failed ({})", file.string(), std::strerror(errno)));
-    if (n == 0) return data;
-    data.append(buffer, static_cast<std::size_t>(n));
-    if (data.size() > limits.max_archive_bytes) throw too_large();
-  }
+  return read_user_file(file, {file.string(), "a snapshot archive or directory", limits.max_archive_bytes, false});
 }
 
 ReadHandle open_for_read(const std::string& data, const fs::path& file) {
