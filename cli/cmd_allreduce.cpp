@@ -18,9 +18,9 @@
 #include "probes/collective/collective_probe.hpp"
 #include "probes/collective/mpi_world.hpp"
 #include "probes/collective/nccl_environment.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
 
 namespace interprobe::cli {
 

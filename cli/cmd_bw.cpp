@@ -7,9 +7,9 @@
 #include "cli/session.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/bandwidth/size_plan.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
 
 namespace interprobe::cli {
 

@@ -9,7 +9,7 @@
 #include "cli/session.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/collective/collective_probe.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/topology/topology_probe.hpp"
 #include "probes/virt/virt_probe.hpp"

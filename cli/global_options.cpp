@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "probes/common/dynlib.hpp"
+#include "common/dynlib.hpp"
 
 namespace interprobe::cli {
 

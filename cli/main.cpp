@@ -6,9 +6,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/interrupt.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/interrupt.hpp"
+#include "common/text.hpp"
 
 int main(int argc, char** argv) {
   using namespace interprobe;

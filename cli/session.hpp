@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/global_options.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 #include "probes/runner/probe.hpp"
 #include "report/model/report.hpp"
 

@@ -5,7 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/features.hpp"
 #include "cli/session.hpp"
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 
 namespace interprobe::cli {
 

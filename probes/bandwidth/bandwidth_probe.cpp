@@ -11,10 +11,10 @@
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/p2p_truth.hpp"
 #include "probes/bandwidth/size_plan.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/progress.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/progress.hpp"
+#include "common/units.hpp"
 
 namespace interprobe {
 

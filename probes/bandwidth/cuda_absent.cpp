@@ -1,6 +1,6 @@
 // Compiled when the build has no CUDA.
 #include "probes/bandwidth/cuda_engine.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe {
 

@@ -15,7 +15,7 @@
 #include "probes/bandwidth/cuda_support.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/pattern.hpp"
-#include "probes/common/units.hpp"
+#include "common/units.hpp"
 
 namespace interprobe {
 

@@ -8,8 +8,8 @@
 #include "probes/bandwidth/cuda_path.hpp"
 #include "probes/bandwidth/cuda_support.hpp"
 #include "probes/bandwidth/host_memory.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

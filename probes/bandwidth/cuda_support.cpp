@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "probes/bandwidth/cuda_kernels.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe::cuda {
 

@@ -8,9 +8,9 @@
 #include "probes/bandwidth/copy_workers.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/pattern.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/stopwatch.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/stopwatch.hpp"
+#include "common/units.hpp"
 
 namespace interprobe {
 

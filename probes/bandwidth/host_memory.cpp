@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/hwloc_environment.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/hwloc_environment.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
 
 #if INTERPROBE_HAVE_HWLOC
 #include <hwloc.h>

@@ -1,9 +1,9 @@
 #pragma once
-// Bandwidth sweeps' sizes: the plan (probes/common/size_plan) capped to what memory allows.
+// Bandwidth sweeps' sizes: the plan (common/size_plan) capped to what memory allows.
 #include <cstdint>
 #include <vector>
 
-#include "probes/common/size_plan.hpp"
+#include "common/size_plan.hpp"
 
 namespace interprobe {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "probes/bandwidth/fit.hpp"
-#include "probes/common/interrupt.hpp"
-#include "probes/common/stopwatch.hpp"
+#include "common/interrupt.hpp"
+#include "common/stopwatch.hpp"
 
 namespace interprobe {
 

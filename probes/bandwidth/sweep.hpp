@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "probes/bandwidth/copy_engine.hpp"
-#include "probes/common/statistics.hpp"
+#include "common/statistics.hpp"
 #include "report/model/bandwidth.hpp"
 
 namespace interprobe {

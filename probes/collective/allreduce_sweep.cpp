@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/interrupt.hpp"
-#include "probes/common/statistics.hpp"
-#include "probes/common/stopwatch.hpp"
-#include "probes/common/units.hpp"
+#include "common/interrupt.hpp"
+#include "common/statistics.hpp"
+#include "common/stopwatch.hpp"
+#include "common/units.hpp"
 
 namespace interprobe::collective {
 

@@ -10,10 +10,10 @@
 #include "probes/collective/nccl_backend.hpp"
 #include "probes/collective/nccl_environment.hpp"
 #include "probes/collective/nccl_log.hpp"
-#include "probes/common/dynlib.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/progress.hpp"
+#include "common/dynlib.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/progress.hpp"
 #include "report/model/json.hpp"
 
 namespace interprobe::collective {

@@ -1,6 +1,6 @@
 // Compiled when the build has no MPI: the MPI backend says how to get it.
 #include "probes/collective/mpi_world.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe::collective {
 

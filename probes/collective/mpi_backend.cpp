@@ -8,7 +8,7 @@
 
 #include "probes/collective/mpi_shim.hpp"
 #include "probes/collective/mpi_world.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe::collective {
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "probes/collective/mpi_shim.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe::collective {
 

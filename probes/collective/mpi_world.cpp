@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "probes/collective/mpi_shim.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
 
 namespace interprobe::collective {
 

@@ -1,6 +1,6 @@
 // Compiled when the build has no CUDA or no nccl.h: the NCCL backend says how to get it.
 #include "probes/collective/nccl_backend.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe::collective {
 

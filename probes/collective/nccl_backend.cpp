@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/dynlib.hpp"
-#include "probes/common/errors.hpp"
+#include "common/dynlib.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe::collective {
 

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
 
 extern char** environ;
 

@@ -2,7 +2,7 @@
 
 #include <regex>
 
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 
 namespace interprobe::collective {
 

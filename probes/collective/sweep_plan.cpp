@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
 
 namespace interprobe::collective {
 

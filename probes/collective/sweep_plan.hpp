@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "probes/collective/dtype.hpp"
-#include "probes/common/size_plan.hpp"
+#include "common/size_plan.hpp"
 
 namespace interprobe::collective {
 

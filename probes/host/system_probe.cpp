@@ -2,8 +2,8 @@
 
 #include <sys/utsname.h>
 
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

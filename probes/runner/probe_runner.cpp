@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/interrupt.hpp"
-#include "probes/common/progress.hpp"
-#include "probes/common/stopwatch.hpp"
+#include "common/errors.hpp"
+#include "common/interrupt.hpp"
+#include "common/progress.hpp"
+#include "common/stopwatch.hpp"
 
 namespace interprobe {
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

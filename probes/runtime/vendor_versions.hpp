@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "probes/common/dynlib.hpp"
+#include "common/dynlib.hpp"
 #include "report/model/report.hpp"
 
 namespace interprobe {

@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/interrupt.hpp"
-#include "probes/common/user_file.hpp"
+#include "common/errors.hpp"
+#include "common/interrupt.hpp"
+#include "common/user_file.hpp"
 #include "probes/snapshot/archive_error.hpp"
 #include "probes/snapshot/archive_index.hpp"
 #include "probes/snapshot/output_tree.hpp"

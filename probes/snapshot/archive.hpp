@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "probes/common/output_file.hpp"
+#include "common/output_file.hpp"
 
 namespace interprobe::snapshot {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 
 namespace interprobe::snapshot {
 

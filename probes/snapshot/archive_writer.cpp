@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/interrupt.hpp"
+#include "common/errors.hpp"
+#include "common/interrupt.hpp"
 #include "probes/snapshot/archive_error.hpp"
 #include "probes/snapshot/archive.hpp"
 #include "probes/snapshot/output_tree.hpp"

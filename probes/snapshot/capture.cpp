@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "probes/common/cpuid.hpp"
-#include "probes/common/text.hpp"
+#include "common/cpuid.hpp"
+#include "common/text.hpp"
 
 namespace interprobe::snapshot {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 #include "probes/snapshot/output_tree.hpp"
 
 namespace interprobe {

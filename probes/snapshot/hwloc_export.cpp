@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "probes/common/hwloc_environment.hpp"
-#include "probes/common/tree_audit.hpp"
+#include "common/hwloc_environment.hpp"
+#include "common/tree_audit.hpp"
 #include "probes/snapshot/capture.hpp"
 
 namespace interprobe::snapshot {

@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/interrupt.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/interrupt.hpp"
+#include "common/text.hpp"
 
 namespace interprobe::snapshot {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "probes/common/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace interprobe::snapshot {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 #include "probes/snapshot/capture.hpp"
 #include "probes/snapshot/output_tree.hpp"
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

@@ -2,10 +2,10 @@
 #include <string>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/hwloc_environment.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/tree_audit.hpp"
+#include "common/host_root.hpp"
+#include "common/hwloc_environment.hpp"
+#include "common/text.hpp"
+#include "common/tree_audit.hpp"
 #include "probes/topology/cpu_numa.hpp"
 
 #if INTERPROBE_HAVE_HWLOC

@@ -13,12 +13,12 @@
 #include <fmt/format.h>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/isolated_call.hpp"
-#include "probes/common/user_file.hpp"
-#include "probes/common/hwloc_environment.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/isolated_call.hpp"
+#include "common/user_file.hpp"
+#include "common/hwloc_environment.hpp"
+#include "common/text.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "probes/common/isolated_call.hpp"
+#include "common/isolated_call.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "report/model/topology.hpp"
 

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/dynlib.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/nvml_api.hpp"
+#include "common/dynlib.hpp"
+#include "common/host_root.hpp"
+#include "probes/topology/nvml_api.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
 

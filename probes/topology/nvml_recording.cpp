@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
 

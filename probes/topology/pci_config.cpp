@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
 #include "probes/topology/pci_inventory.hpp"
 
 namespace interprobe {

@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 #include "probes/topology/pci_express.hpp"
 #include "probes/topology/pci_kind.hpp"
 #include "probes/topology/pci_link.hpp"

@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 
 #if INTERPROBE_HAVE_LIBPCI
 extern "C" {
@@ -148,7 +148,7 @@ PciNameDatabase::PciNameDatabase(const HostRoot& root, const std::set<unsigned>&
   // Inert today: only pci_lookup_name is called, and without pci_init libpci opens no access
   // method, so it reads no sysfs at all (checked with strace on a --root tree). Set anyway so a
   // future scan cannot fall back to the live /sys; such a scan would first need
-  // library_unsafe_reason(root) (probes/common/tree_audit.hpp), like hwloc.
+  // library_unsafe_reason(root) (common/tree_audit.hpp), like hwloc.
   impl_->sysfs_path = (root.root() / "sys").string();
   pci_set_param(impl_->access, const_cast<char*>("sysfs.path"), impl_->sysfs_path.data());
   if (!impl_->memfd_path.empty()) pci_set_name_list_path(impl_->access, impl_->memfd_path.data(), 0);

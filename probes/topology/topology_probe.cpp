@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/hwloc_xml.hpp"
 #include "probes/topology/nvml_topology.hpp"

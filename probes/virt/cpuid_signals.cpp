@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/cpuid.hpp"
+#include "common/cpuid.hpp"
 #include "probes/virt/virt_signals.hpp"
 
 namespace interprobe::virt {

@@ -1,6 +1,6 @@
 // The evidence log every signal reader writes to, and the string hygiene for machine text.
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 #include "probes/virt/virt_signals.hpp"
 
 namespace interprobe::virt {

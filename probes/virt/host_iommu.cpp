@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 #include "probes/virt/virt_signals.hpp"
 
 namespace interprobe::virt {

@@ -3,7 +3,7 @@
 // the topology probe uses); without either the fields stay null with the reason.
 #include <algorithm>
 
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/virt/virt_signals.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/virt/virt_signals.hpp"
 

@@ -1,6 +1,6 @@
 #include "probes/virt/virt_probe.hpp"
 
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 #include "probes/virt/virt_signals.hpp"
 
 namespace interprobe {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/units.hpp"
+#include "common/units.hpp"
 #include "report/analysis/findings.hpp"
 
 namespace interprobe::analysis {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/user_file.hpp"
+#include "common/user_file.hpp"
 #include "report/model/json_codec.hpp"
 
 namespace interprobe::report {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "report/model/report.hpp"
 
 namespace interprobe::report::codec {

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "probes/common/output_file.hpp"
+#include "common/output_file.hpp"
 #include "report/model/json.hpp"
 
 namespace interprobe::report {

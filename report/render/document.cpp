@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/units.hpp"
+#include "common/units.hpp"
 
 namespace interprobe::render {
 

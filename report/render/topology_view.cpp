@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/units.hpp"
+#include "common/units.hpp"
 #include "report/render/document.hpp"
 
 namespace interprobe::render {

@@ -2,7 +2,7 @@
 // audit and the host's IOMMU settings.
 #include <fmt/format.h>
 
-#include "probes/common/units.hpp"
+#include "common/units.hpp"
 #include "report/render/document.hpp"
 
 namespace interprobe::render {

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "probes/common/cpuid.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/cpuid.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
 
 using namespace interprobe;
 namespace fs = std::filesystem;

@@ -12,10 +12,10 @@
 #include <fstream>
 #include <future>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/root_fd.hpp"
-#include "probes/common/tree_audit.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/root_fd.hpp"
+#include "common/tree_audit.hpp"
 #include "support/temp_tree.hpp"
 
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
 
 namespace fs = std::filesystem;
 using interprobe::HostRoot;

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "probes/common/interrupt.hpp"
+#include "common/interrupt.hpp"
 
 namespace {
 

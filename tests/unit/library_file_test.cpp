@@ -6,7 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "probes/common/dynlib.hpp"
+#include "common/dynlib.hpp"
 #include "probes/runtime/library_file.hpp"
 #include "probes/runtime/vendor_versions.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "report/model/json.hpp"
 #include "support/temp_tree.hpp"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
 

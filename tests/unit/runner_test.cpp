@@ -3,11 +3,11 @@
 
 #include <stdexcept>
 
-#include "probes/common/cpuid.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/interrupt.hpp"
-#include "probes/common/progress.hpp"
+#include "common/cpuid.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/interrupt.hpp"
+#include "common/progress.hpp"
 #include "probes/runner/probe_runner.hpp"
 
 using namespace interprobe;

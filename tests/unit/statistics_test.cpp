@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "probes/common/statistics.hpp"
+#include "common/statistics.hpp"
 
 using namespace interprobe;
 

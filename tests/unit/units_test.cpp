@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
 
 using namespace interprobe;
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 #include "report/render/renderers.hpp"
 
 using namespace interprobe;

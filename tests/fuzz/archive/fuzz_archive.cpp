@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "probes/snapshot/archive.hpp"
 #include "support/temp_tree.hpp"
 #include "tests/fuzz/fuzz_target.hpp"

@@ -1,8 +1,8 @@
 // cpuid.txt of a --root tree or snapshot: any bytes parse or throw InputError naming the line.
 #include <string>
 
-#include "probes/common/cpuid.hpp"
-#include "probes/common/errors.hpp"
+#include "common/cpuid.hpp"
+#include "common/errors.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,7 +3,7 @@
 // markdown in which no byte can drive a terminal.
 #include <string>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "report/model/json.hpp"
 #include "report/render/renderers.hpp"
 #include "tests/fuzz/fuzz_target.hpp"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"

@@ -3,7 +3,7 @@
 #include "probes/bandwidth/host_engine.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/sweep.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 using namespace interprobe;
 

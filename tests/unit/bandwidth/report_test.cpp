@@ -4,7 +4,7 @@
 
 #include "probes/bandwidth/expected.hpp"
 #include "probes/bandwidth/p2p_truth.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
 #include "report/render/renderers.hpp"

@@ -2,7 +2,7 @@
 
 #include "probes/bandwidth/pattern.hpp"
 #include "probes/bandwidth/size_plan.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 using namespace interprobe;
 

@@ -5,8 +5,8 @@
 #include "fake_engine.hpp"
 #include "probes/bandwidth/size_plan.hpp"
 #include "probes/bandwidth/sweep.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/interrupt.hpp"
+#include "common/errors.hpp"
+#include "common/interrupt.hpp"
 
 using namespace interprobe;
 using interprobe::testing::FakeEngine;

@@ -6,7 +6,7 @@
 #include "probes/collective/allreduce_sweep.hpp"
 #include "probes/collective/dtype.hpp"
 #include "probes/collective/sweep_plan.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace ic = interprobe::collective;
 using ic::Dtype;

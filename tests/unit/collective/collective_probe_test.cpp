@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "probes/collective/collective_probe.hpp"
-#include "probes/common/cpuid.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/progress.hpp"
+#include "common/cpuid.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/progress.hpp"
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
 #include "report/render/renderers.hpp"

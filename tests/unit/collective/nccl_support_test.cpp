@@ -7,7 +7,7 @@
 #include "probes/collective/child_process.hpp"
 #include "probes/collective/nccl_environment.hpp"
 #include "probes/collective/nccl_log.hpp"
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace ic = interprobe::collective;
 

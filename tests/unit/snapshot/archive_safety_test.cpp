@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 #include "probes/snapshot/archive.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <future>
 
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 #include "probes/snapshot/capture.hpp"
 #include "support/temp_tree.hpp"
 

@@ -14,8 +14,8 @@
 #include <sstream>
 #include <thread>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
 #include "probes/snapshot/archive.hpp"
 #include "probes/snapshot/capture.hpp"
 #include "probes/snapshot/output_tree.hpp"

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/common/cpuid.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/cpuid.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
 #include "probes/snapshot/archive.hpp"
 #include "probes/snapshot/capture.hpp"
 #include "support/run_binary.hpp"

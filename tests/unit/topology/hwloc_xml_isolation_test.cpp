@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/isolated_call.hpp"
+#include "common/errors.hpp"
+#include "common/isolated_call.hpp"
 #include "probes/topology/hwloc_xml.hpp"
 #include "topology_test_support.hpp"
 #include "support/temp_tree.hpp"

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/topology/cpu_numa.hpp"
 #include "topology_test_support.hpp"

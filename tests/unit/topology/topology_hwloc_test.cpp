@@ -7,8 +7,8 @@
 #include <map>
 
 #include "interprobe/build_config.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/hwloc_environment.hpp"
+#include "common/errors.hpp"
+#include "common/hwloc_environment.hpp"
 #include "probes/topology/hwloc_xml.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "topology_test_support.hpp"

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 #include "support/temp_tree.hpp"
 #include "probes/topology/topology_probe.hpp"
 #include "report/model/topology.hpp"

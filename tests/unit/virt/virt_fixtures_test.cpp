@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "probes/common/cpuid.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/cpuid.hpp"
+#include "common/host_root.hpp"
 #include "probes/virt/virt_probe.hpp"
 #include "virt_test_support.hpp"
 

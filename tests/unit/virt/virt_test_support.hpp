@@ -6,9 +6,9 @@
 #include <fstream>
 #include <string>
 
-#include "probes/common/cpuid.hpp"
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
+#include "common/cpuid.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
 #include "support/temp_tree.hpp"
 #include "probes/virt/virt_probe.hpp"
 

@@ -1,10 +1,10 @@
-#include "probes/common/progress.hpp"
+#include "common/progress.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

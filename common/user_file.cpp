@@ -1,4 +1,4 @@
-#include "probes/common/user_file.hpp"
+#include "common/user_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/interrupt.hpp"
+#include "common/errors.hpp"
+#include "common/interrupt.hpp"
 
 namespace interprobe {
 

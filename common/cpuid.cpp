@@ -1,4 +1,4 @@
-#include "probes/common/cpuid.hpp"
+#include "common/cpuid.hpp"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #define INTERPROBE_HAS_CPUID_INSTRUCTION 1
 #endif
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

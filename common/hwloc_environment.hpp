@@ -8,7 +8,7 @@
 //    without "x86" on a replayed tree: it would run CPUID on this machine's CPUs;
 //  - HWLOC_HIDE_ERRORS on a replayed tree: a partial tree is expected and reported by us.
 // hwloc follows the tree's links with the kernel's rules (an absolute link leads to the host):
-// check library_unsafe_reason(root) (probes/common/tree_audit.hpp) before loading a tree.
+// check library_unsafe_reason(root) (common/tree_audit.hpp) before loading a tree.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 
 namespace interprobe {
 

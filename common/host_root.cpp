@@ -1,4 +1,4 @@
-#include "probes/common/host_root.hpp"
+#include "common/host_root.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/root_fd.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/root_fd.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

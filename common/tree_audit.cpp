@@ -1,4 +1,4 @@
-#include "probes/common/tree_audit.hpp"
+#include "common/tree_audit.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/host_root.hpp"
-#include "probes/common/root_fd.hpp"
+#include "common/errors.hpp"
+#include "common/host_root.hpp"
+#include "common/root_fd.hpp"
 
 namespace interprobe {
 

@@ -1,4 +1,4 @@
-#include "probes/common/text.hpp"
+#include "common/text.hpp"
 
 #include <cctype>
 #include <charconv>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/common/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace interprobe {
 

@@ -1,4 +1,4 @@
-#include "probes/common/dynlib.hpp"
+#include "common/dynlib.hpp"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -1,4 +1,4 @@
-#include "probes/common/root_fd.hpp"
+#include "common/root_fd.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

@@ -1,11 +1,11 @@
-#include "probes/common/interrupt.hpp"
+#include "common/interrupt.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe {
 

@@ -1,4 +1,4 @@
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "probes/common/isolated_call.hpp"
+#include "common/isolated_call.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <optional>
 
-#include "probes/common/interrupt.hpp"
+#include "common/interrupt.hpp"
 
 namespace interprobe {
 

@@ -1,4 +1,4 @@
-#include "probes/common/units.hpp"
+#include "common/units.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
 
 namespace interprobe {
 

@@ -1,13 +1,13 @@
-#include "probes/common/size_plan.hpp"
+#include "common/size_plan.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
-#include "probes/common/text.hpp"
-#include "probes/common/units.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
 
 namespace interprobe {
 

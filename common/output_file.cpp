@@ -1,4 +1,4 @@
-#include "probes/common/output_file.hpp"
+#include "common/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/common/errors.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe {
 

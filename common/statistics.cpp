@@ -1,4 +1,4 @@
-#include "probes/common/statistics.hpp"
+#include "common/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
