@@ -4,10 +4,13 @@
 
 namespace interprobe::cli {
 
-std::map<std::string, bool> compiled_features() {
-  return {{"cuda", INTERPROBE_HAVE_CUDA != 0},   {"nccl", INTERPROBE_HAVE_NCCL != 0},
-          {"nvml", INTERPROBE_HAVE_NVML != 0},   {"hwloc", INTERPROBE_HAVE_HWLOC != 0},
-          {"libpci", INTERPROBE_HAVE_LIBPCI != 0}, {"mpi", INTERPROBE_HAVE_MPI != 0}};
+report::CompiledFeatures compiled_features() {
+  return {.cuda = INTERPROBE_HAVE_CUDA != 0,
+          .nccl = INTERPROBE_HAVE_NCCL != 0,
+          .nvml = INTERPROBE_HAVE_NVML != 0,
+          .hwloc = INTERPROBE_HAVE_HWLOC != 0,
+          .libpci = INTERPROBE_HAVE_LIBPCI != 0,
+          .mpi = INTERPROBE_HAVE_MPI != 0};
 }
 
 const char* interprobe_version() { return INTERPROBE_VERSION; }

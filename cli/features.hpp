@@ -1,11 +1,10 @@
 #pragma once
-#include <map>
-#include <string>
+#include "report/model/report.hpp"
 
 namespace interprobe::cli {
 
 // What this binary was compiled with: cuda, nccl, nvml, hwloc, libpci, mpi.
-std::map<std::string, bool> compiled_features();
+report::CompiledFeatures compiled_features();
 const char* interprobe_version();
 
 }  // namespace interprobe::cli

@@ -13,7 +13,7 @@ int print_version(const GlobalOptions&) {
   report::ToolInfo tool = tool_info(/*list_all_libraries=*/true, /*live=*/true);
   std::cout << "interprobe " << tool.version << "\n";
   std::cout << "compiled in:";
-  for (const auto& [name, on] : tool.features) std::cout << " " << name << "=" << (on ? "yes" : "no");
+  for (const auto& [name, on] : tool.features.list()) std::cout << " " << name << "=" << (on ? "yes" : "no");
   std::cout << "\n";
   auto line = [&](const char* label, const char* key) {
     auto it = tool.libraries.find(key);
@@ -22,9 +22,8 @@ int print_version(const GlobalOptions&) {
     std::string text;
     if (lib.version) text = *lib.version;
     // The library itself is not loaded for this: its version comes from its file.
-    std::string from = lib.version_source == "file name" || lib.version_source == "soname"
-                           ? fmt::format("from the {}, ", *lib.version_source)
-                           : "";
+    const char* read_from = report::version_read_from_file(lib);
+    std::string from = read_from ? fmt::format("from the {}, ", read_from) : "";
     if (lib.found && lib.path) text += (text.empty() ? "" : " ") + fmt::format("({}{})", from, *lib.path);
     if (lib.driver_version) text += fmt::format(", driver {}", *lib.driver_version);
     if (!lib.found) text = "not found";

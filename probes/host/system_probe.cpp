@@ -49,7 +49,7 @@ report::SystemSection read_system(const HostRoot& root) {
     if (::uname(&names) == 0) s.architecture = std::string(names.machine);
   }
   if (auto meminfo = root.read("/proc/meminfo"); meminfo.ok()) {
-    if (auto total = find_field(*meminfo.content, "MemTotal", ':')) s.memory_total_bytes = parse_kib_as_bytes(*total);
+    if (auto total = find_field(*meminfo.content, "MemTotal", ':')) s.memory_bytes = parse_kib_as_bytes(*total);
   }
   return s;
 }

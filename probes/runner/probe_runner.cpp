@@ -48,7 +48,7 @@ RunOutcome run_probes(const std::vector<std::unique_ptr<Probe>>& probes, const P
       record.status = report::ProbeStatus::failed;
       record.reason = "unknown exception";
     }
-    record.seconds = clock.elapsed_s();
+    record.duration_s = clock.elapsed_s();
     report.probes.push_back(record);
     if (after_each) after_each(report);
   }

@@ -14,14 +14,14 @@ report::LibraryInfo probe_cuda_runtime(bool ask_devices) {
   info.found = true;
   info.path = "statically linked";
   info.version = fmt::format("{}.{}", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
-  info.version_source = "compiled in";
+  info.version_source = report::VersionSource::compiled_in;
   if (!ask_devices) return info;
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
     info.reason = fmt::format("cudaGetDeviceCount: {} ({})", cudaGetErrorString(rc), static_cast<int>(rc));
   } else {
-    info.devices = count;
+    info.device_count = count;
   }
   return info;
 }

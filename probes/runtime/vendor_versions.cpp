@@ -30,11 +30,11 @@ void describe_file(VendorLibrary lib, const std::string& path, report::LibraryIn
   std::string base = file.substr(file.rfind('/') + 1);
   if (auto v = version_from_file_name(base); v && base != soname) {
     info.version = v;
-    info.version_source = "file name";
+    info.version_source = report::VersionSource::file_name;
     if (lib == VendorLibrary::nvml || lib == VendorLibrary::cuda_driver) info.driver_version = v;
   } else if (soname && version_from_file_name(*soname)) {
     info.version = version_from_file_name(*soname);
-    info.version_source = "soname";
+    info.version_source = report::VersionSource::soname;
   }
 }
 
@@ -65,7 +65,7 @@ void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::Lib
   }
   if (!version) return;
   info.version = version;
-  info.version_source = "library";
+  info.version_source = report::VersionSource::library;
 }
 
 }  // namespace

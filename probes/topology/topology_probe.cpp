@@ -8,7 +8,7 @@
 #include "probes/topology/hwloc_xml.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
-#include "report/model/json.hpp"
+#include "common/output_file.hpp"
 
 namespace interprobe {
 
@@ -28,7 +28,9 @@ void read_from_sysfs(const HostRoot& root, const TopologyOptions& options, repor
   if (nvml) {
     s.nvml_source = nvml->source;
     derive_gpu_topology(s, &*nvml);
-    if (options.record_nvml_to) report::write_file_atomic(*options.record_nvml_to, encode_nvml_recording(*nvml));
+    if (options.record_nvml_to)
+      write_output_file(*options.record_nvml_to, encode_nvml_recording(*nvml), "--record-nvml",
+                        ExistingOutput::replace_regular);
   } else {
     s.nvml_reason = reason;
     if (options.record_nvml_to)

@@ -6,6 +6,15 @@
 
 namespace interprobe::analysis {
 
+report::Finding make_finding(std::string id, report::Severity severity, std::string title, std::string remedy) {
+  report::Finding f;
+  f.id = std::move(id);
+  f.severity = severity;
+  f.title = std::move(title);
+  f.remedy = std::move(remedy);
+  return f;
+}
+
 void rule_probe_failures(const report::Report& r, std::vector<report::Finding>& out) {
   for (const auto& p : r.probes) {
     if (p.status != report::ProbeStatus::failed) continue;

@@ -1,11 +1,15 @@
 #pragma once
 // Analysis is pure: Report -> findings, same input, same output, deterministic order.
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "report/model/report.hpp"
 
 namespace interprobe::analysis {
+
+// A finding without evidence yet: every rules file builds its findings with this.
+report::Finding make_finding(std::string id, report::Severity severity, std::string title, std::string remedy);
 
 using Rule = std::function<void(const report::Report&, std::vector<report::Finding>&)>;
 

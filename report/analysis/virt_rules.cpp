@@ -48,18 +48,9 @@ std::optional<int> generation(double gts) {
   return std::nullopt;
 }
 
-Finding make(std::string id, Severity severity, std::string title, std::string remedy) {
-  Finding f;
-  f.id = std::move(id);
-  f.severity = severity;
-  f.title = std::move(title);
-  f.remedy = std::move(remedy);
-  return f;
-}
-
 void conflicts(const VirtSection& v, std::vector<Finding>& out) {
   if (v.conflicts.empty()) return;
-  Finding f = make("virt.signals_disagree", Severity::info,
+  Finding f = make_finding("virt.signals_disagree", Severity::info,
                    fmt::format("virtualization signals disagree ({} conflict(s)); verdict '{}' at {} confidence",
                                v.conflicts.size(), v.hypervisor, v.confidence),
                    "read the evidence list: a VMM that sets its own CPUID signature, hides the hypervisor bit or copies "
@@ -86,7 +77,7 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
                         : "ask the platform to inject NVIDIA's GPUDirect clique capability (QEMU x-nv-gpudirect-clique, "
                           "Cloud Hypervisor x_nv_gpudirect_clique) into every GPU";
   if (!absent.empty()) {
-    Finding f = make("virt.p2p_clique_missing", Severity::warn,
+    Finding f = make_finding("virt.p2p_clique_missing", Severity::warn,
                      "P2P will be disabled: no clique capability injected (QEMU: vfio-pci x-nv-gpudirect-clique)",
                      how + "; the same clique id on GPUs that may talk directly. NVLink P2P does not need it; verify "
                            "with a checked P2P transfer afterwards");
@@ -95,14 +86,14 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
     out.push_back(std::move(f));
   }
   if (cliques.size() > 1) {
-    Finding f = make("virt.p2p_cliques_split", Severity::warn,
+    Finding f = make_finding("virt.p2p_cliques_split", Severity::warn,
                      fmt::format("GPUs carry {} different P2P clique ids: PCIe P2P only within a clique", cliques.size()),
                      "give every GPU that should reach the others directly the same x-nv-gpudirect-clique id");
     f.evidence = {{"cliques", number(static_cast<std::int64_t>(cliques.size()))}};
     out.push_back(std::move(f));
   }
   if (!unknown.empty() && absent.empty()) {
-    Finding f = make("virt.p2p_clique_unchecked", Severity::info,
+    Finding f = make_finding("virt.p2p_clique_unchecked", Severity::info,
                      "P2P clique capability not checked: config space past 64 bytes needs root",
                      "run `interprobe virt` as root to see whether the hypervisor injected the clique capability");
     f.evidence = {{"gpus", text(join(unknown))}, {"state", text(v.gpus.front().p2p_clique)}};
@@ -117,7 +108,7 @@ void numa(const VirtSection& v, std::vector<Finding>& out) {
     if (!g.numa_exposed) hidden.push_back(g.bdf);
   if (hidden.empty()) return;
   bool multi = v.numa_nodes && *v.numa_nodes >= 2;
-  Finding f = make("virt.gpu_numa_hidden", multi ? Severity::warn : Severity::info,
+  Finding f = make_finding("virt.gpu_numa_hidden", multi ? Severity::warn : Severity::info,
                    "GPU NUMA locality hidden: expose pxb-pcie expander bridges with numa_node",
                    "QEMU: -device pxb-pcie,id=pxbN,bus_nr=B,numa_node=X, a pcie-root-port on it, the GPU behind that "
                    "port (libvirt: <target><node>X</node></target> on the pcie-expander-bus); without it NCCL and the "
@@ -130,7 +121,7 @@ void numa(const VirtSection& v, std::vector<Finding>& out) {
 
 void machine_type(const VirtSection& v, std::vector<Finding>& out) {
   if (v.machine_type != std::optional<std::string>("i440fx") || v.gpus.empty()) return;
-  Finding f = make("virt.i440fx_conventional_pci", Severity::warn, "i440fx: GPUs on conventional PCI, use q35",
+  Finding f = make_finding("virt.i440fx_conventional_pci", Severity::warn, "i440fx: GPUs on conventional PCI, use q35",
                    "switch the VM to the q35 machine type (Proxmox: machine: q35 and hostpciN: ...,pcie=1; libvirt: "
                    "machine='q35'): i440fx has no PCIe, so link, extended config space and P2P are not visible");
   f.evidence = {{"machine_type", text(*v.machine_type)},
@@ -142,7 +133,7 @@ void machine_type(const VirtSection& v, std::vector<Finding>& out) {
 void links(const VirtSection& v, std::vector<Finding>& out) {
   for (const auto& g : v.gpus) {
     if (g.attachment == "root_bus_integrated") {
-      Finding f = make("virt.gpu_link_zeroed", Severity::warn,
+      Finding f = make_finding("virt.gpu_link_zeroed", Severity::warn,
                        fmt::format("GPU {} sits on the root bus as an integrated endpoint: link speed and width read "
                                    "Unknown/0",
                                    g.bdf),
@@ -153,7 +144,7 @@ void links(const VirtSection& v, std::vector<Finding>& out) {
     }
     if (g.link_synthetic.value_or(false) && g.port_max_gts && g.gpu_max_gts && *g.port_max_gts + 0.01 < *g.gpu_max_gts) {
       auto gpu_gen = generation(*g.gpu_max_gts), port_gen = generation(*g.port_max_gts);
-      Finding f = make("virt.emulated_port_slower_than_gpu", Severity::warn,
+      Finding f = make_finding("virt.emulated_port_slower_than_gpu", Severity::warn,
                        fmt::format("emulated root port advertises {:g} GT/s above a Gen{} GPU: NCCL will model Gen{}",
                                    *g.port_max_gts, gpu_gen.value_or(0), port_gen.value_or(0)),
                        fmt::format("QEMU >= 4.0: -device pcie-root-port,x-speed={:g},x-width=16 for this GPU's port; or "
@@ -171,7 +162,7 @@ void bars(const VirtSection& v, std::vector<Finding>& out) {
   for (const auto& g : v.gpus) {
     bool small = g.large_bar == std::optional<bool>(false) || (!g.memory_bytes && g.bar1_bytes && *g.bar1_bytes <= kSmallBarBytes);
     if (!small) continue;
-    Finding f = make("virt.gpu_small_bar", g.large_bar == std::optional<bool>(false) ? Severity::warn : Severity::info,
+    Finding f = make_finding("virt.gpu_small_bar", g.large_bar == std::optional<bool>(false) ? Severity::warn : Severity::info,
                      fmt::format("GPU {} BAR1 is {}{}: the framebuffer aperture does not cover GPU memory", g.bdf,
                                  format_bytes(static_cast<std::uint64_t>(*g.bar1_bytes)),
                                  g.memory_bytes ? " of " + format_bytes(static_cast<std::uint64_t>(*g.memory_bytes)) : ""),
@@ -187,7 +178,7 @@ void acs(const VirtSection& v, std::vector<Finding>& out) {
   for (const auto& g : v.gpus) {
     for (const auto& a : g.acs_above) {
       if (!a.p2p_redirect.value_or(false)) continue;
-      Finding f = make("virt.acs_redirects_p2p", Severity::warn,
+      Finding f = make_finding("virt.acs_redirects_p2p", Severity::warn,
                        fmt::format("ACS redirect enabled on bridge {} above GPU {}: peer-to-peer traffic detours "
                                    "through the root complex",
                                    a.bdf, g.bdf),
@@ -203,14 +194,14 @@ void acs(const VirtSection& v, std::vector<Finding>& out) {
 void host(const VirtSection& v, std::vector<Finding>& out) {
   const auto& h = v.host;
   if (!h.vfio_pci_gpus.empty() && h.iommu_groups == 0) {
-    Finding f = make("virt.vfio_without_iommu", Severity::fail, "GPUs bound to vfio-pci but the IOMMU is off (no IOMMU groups)",
+    Finding f = make_finding("virt.vfio_without_iommu", Severity::fail, "GPUs bound to vfio-pci but the IOMMU is off (no IOMMU groups)",
                      "enable VT-d / AMD-Vi in the firmware and boot with intel_iommu=on (AMD enables it by default)");
     f.evidence = {{"vfio_pci_gpus", text(join(h.vfio_pci_gpus))}};
     out.push_back(std::move(f));
   }
   if (in_vm(v) || v.gpus.empty()) return;
   if (h.iommu_groups > 0 && !h.passthrough_mode.value_or(false) && h.vfio_pci_gpus.size() < v.gpus.size()) {
-    Finding f = make("virt.host_iommu_translated", Severity::info,
+    Finding f = make_finding("virt.host_iommu_translated", Severity::info,
                      "IOMMU translates host DMA of the GPUs (no iommu=pt)",
                      "boot with iommu=pt (Intel also intel_iommu=on) so host-owned GPUs bypass translation; reported "
                      "GPU P2P hangs were fixed by it");
@@ -225,7 +216,7 @@ void host(const VirtSection& v, std::vector<Finding>& out) {
     for (const auto& peer : g.iommu_group_peers)
       if (peer.rfind(slot, 0) != 0) foreign.push_back(peer);
     if (foreign.empty()) continue;
-    Finding f = make("virt.iommu_group_shared", Severity::warn,
+    Finding f = make_finding("virt.iommu_group_shared", Severity::warn,
                      fmt::format("GPU {} shares IOMMU group {} with {} other device(s): they pass through together or not at all",
                                  g.bdf, g.iommu_group.value_or(-1), foreign.size()),
                      "use a slot whose upstream bridge has ACS, or a platform that isolates it; pcie_acs_override is unsafe");
@@ -237,13 +228,13 @@ void host(const VirtSection& v, std::vector<Finding>& out) {
 void guest_modes(const VirtSection& v, std::vector<Finding>& out) {
   for (const auto& g : v.gpus) {
     if (g.nvml_virtualization_mode != std::optional<std::string>("vgpu")) continue;
-    Finding f = make("virt.vgpu", Severity::info, fmt::format("GPU {} is a vGPU: P2P, NVLink and profiling are limited", g.bdf),
+    Finding f = make_finding("virt.vgpu", Severity::info, fmt::format("GPU {} is a vGPU: P2P, NVLink and profiling are limited", g.bdf),
                      "for interconnect work use full passthrough (NVML mode passthrough) or bare metal");
     f.evidence = {{"gpu", text(g.bdf)}, {"nvml_virtualization_mode", text(*g.nvml_virtualization_mode)}};
     out.push_back(std::move(f));
   }
   if (v.confidential && !v.gpus.empty()) {
-    Finding f = make("virt.confidential_guest", Severity::info,
+    Finding f = make_finding("virt.confidential_guest", Severity::info,
                      fmt::format("confidential guest ({}): GPU transfers go through encrypted bounce buffers", *v.confidential),
                      "expect lower host-device bandwidth and higher latency than in a plain VM; compare like with like");
     f.evidence = {{"confidential", text(*v.confidential)}};

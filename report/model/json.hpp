@@ -19,8 +19,7 @@ std::string to_json_text(const Report& report, int indent = 2);
 // nesting beyond kMaxReportDepth, wrong types, numbers out of their field's range.
 Report parse_report_text(const std::string& text, const std::string& label);
 Report read_report_file(const std::filesystem::path& path);
-// Temp file in the same directory + fsync + rename: a reader never sees half a report.
-void write_file_atomic(const std::filesystem::path& path, const std::string& content);
+// Temp file beside it + fsync + rename (common/output_file.hpp): a reader never sees half a report.
 void write_report_file(const std::filesystem::path& path, const Report& report);
 
 }  // namespace interprobe::report

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
-#include "report/model/json.hpp"
-#include "report/model/json_codec.hpp"
+#include "report/model/json_input.hpp"
 
-namespace interprobe::report::codec {
+#include "report/model/json.hpp"
+#include "report/model/schema_check.hpp"
+
+namespace interprobe::report {
+
+using json = nlohmann::json;
 
 namespace {
 
@@ -77,4 +81,4 @@ json parse_bounded(const std::string& text) {
   }
 }
 
-}  // namespace interprobe::report::codec
+}  // namespace interprobe::report

@@ -4,40 +4,16 @@
 
 namespace interprobe::report {
 
-const char* to_string(ProbeStatus s) {
-  switch (s) {
-    case ProbeStatus::ok: return "ok";
-    case ProbeStatus::unsupported: return "unsupported";
-    case ProbeStatus::skipped: return "skipped";
-    case ProbeStatus::failed: return "failed";
-  }
-  return "failed";
-}
-
-std::optional<ProbeStatus> probe_status_from(const std::string& s) {
-  for (auto v : {ProbeStatus::ok, ProbeStatus::unsupported, ProbeStatus::skipped, ProbeStatus::failed})
-    if (s == to_string(v)) return v;
-  return std::nullopt;
-}
-
-const char* to_string(Severity s) {
-  switch (s) {
-    case Severity::info: return "info";
-    case Severity::warn: return "warn";
-    case Severity::fail: return "fail";
-  }
-  return "info";
-}
-
-std::optional<Severity> severity_from(const std::string& s) {
-  for (auto v : {Severity::info, Severity::warn, Severity::fail})
-    if (s == to_string(v)) return v;
-  return std::nullopt;
-}
-
 const ProbeRecord* Report::probe(const std::string& name) const {
   for (const auto& p : probes)
     if (p.name == name) return &p;
+  return nullptr;
+}
+
+const char* version_read_from_file(const LibraryInfo& lib) {
+  if (!lib.version || !lib.version_source) return nullptr;
+  if (*lib.version_source == VersionSource::file_name) return "file name";
+  if (*lib.version_source == VersionSource::soname) return "soname";
   return nullptr;
 }
 
@@ -48,8 +24,13 @@ std::string value_to_text(const Value& v) {
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
     std::string operator()(double d) const { return fmt::format("{:.4g}", d); }
     std::string operator()(const std::string& s) const { return s; }
+    std::string operator()(const ValueList& list) const {
+      std::string out;
+      for (const auto& item : list) out += (out.empty() ? "" : ", ") + value_to_text(item);
+      return out;
+    }
   };
-  return std::visit(Visitor{}, v);
+  return std::visit(Visitor{}, static_cast<const Value::variant&>(v));
 }
 
 }  // namespace interprobe::report

@@ -1,6 +1,7 @@
 #pragma once
 // The one plain data model every probe fills and every renderer reads.
 // Units live in key names; a value nobody could measure is std::nullopt (JSON null).
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,39 +14,59 @@
 #include "report/model/topology.hpp"
 #include "report/model/virt.hpp"
 #include "report/model/value.hpp"
+#include "report/model/vocabulary.hpp"
 
 namespace interprobe::report {
 
-inline constexpr const char* kSchemaVersion = "1.0.0";
-inline constexpr int kSchemaMajor = 1;
+inline constexpr const char* kSchemaVersion = "2.0.0";
+inline constexpr int kSchemaMajor = 2;
 
 enum class ProbeStatus { ok, unsupported, skipped, failed };
-const char* to_string(ProbeStatus s);
-std::optional<ProbeStatus> probe_status_from(const std::string& s);
+INTERPROBE_DECLARE_ENUM(ProbeStatus);
 
 struct ProbeRecord {
   std::string name;
   ProbeStatus status = ProbeStatus::ok;
   std::optional<std::string> reason;
-  double seconds = 0;
+  double duration_s = 0;
 };
+
+// Where a library's version came from.
+enum class VersionSource {
+  library,      // asked the loaded library
+  file_name,    // libnccl.so.2.28.9
+  soname,       // only the major version: libnccl.so.2
+  compiled_in,  // the version this binary was built against
+};
+INTERPROBE_DECLARE_ENUM(VersionSource);
 
 struct LibraryInfo {
   bool found = false;
   std::optional<std::string> path;
   std::optional<std::string> version;
   std::optional<std::string> driver_version;  // NVML: the kernel driver's version
-  std::optional<int> devices;                 // cudart: devices it sees
+  std::optional<std::int64_t> device_count;   // CUDA: devices it sees
   std::optional<std::string> reason;          // why it is missing or unusable
-  // Where the version came from: "library" (asked the loaded library), "file name"
-  // (libnccl.so.2.28.9), "soname" (only the major version: libnccl.so.2), "compiled in".
-  std::optional<std::string> version_source;
+  std::optional<VersionSource> version_source;
+};
+
+// "file name" or "soname" when the version was read off the library's file instead of asked from
+// the loaded library; nullptr otherwise. For the phrase "(from the file name)".
+const char* version_read_from_file(const LibraryInfo& lib);
+
+// What this binary was built with (a closed set: every key is always written).
+struct CompiledFeatures {
+  bool cuda = false, nccl = false, nvml = false, hwloc = false, libpci = false, mpi = false;
+  // In the order they print: {"cuda", true}, ...
+  std::vector<std::pair<const char*, bool>> list() const {
+    return {{"cuda", cuda}, {"nccl", nccl}, {"nvml", nvml}, {"hwloc", hwloc}, {"libpci", libpci}, {"mpi", mpi}};
+  }
 };
 
 struct ToolInfo {
   std::string name = "interprobe";
   std::string version;
-  std::map<std::string, bool> features;            // compiled in: cuda, nccl, nvml, hwloc, libpci, mpi
+  CompiledFeatures features;
   std::map<std::string, LibraryInfo> libraries;    // opened by this run's probes (all with --verbose)
   std::optional<std::string> libraries_not_probed; // why (e.g. replaying a --root tree)
 };
@@ -60,15 +81,16 @@ struct HostInfo {
 };
 
 enum class Severity { info, warn, fail };
-const char* to_string(Severity s);
-std::optional<Severity> severity_from(const std::string& s);
+INTERPROBE_DECLARE_ENUM(Severity);
 
 struct Finding {
-  std::string id;  // stable, dotted: "libraries.nvml_missing"
+  std::string id;  // stable, dotted: "libraries.nvml_missing" (README's finding table lists them all)
   Severity severity = Severity::info;
   std::string title;
-  std::vector<std::pair<std::string, Value>> evidence;
+  std::map<std::string, Value> evidence;
   std::string remedy;
+  // One finding per cause: the devices (BDFs, "gpu0-gpu1" pairs, sweep paths) it applies to.
+  std::vector<std::string> affected;
 };
 
 struct Report {

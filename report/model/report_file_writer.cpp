@@ -19,10 +19,6 @@ fs::path partial_report_path(const fs::path& path) {
   return path.parent_path() / (name + std::string(kSuffix));
 }
 
-void write_file_atomic(const fs::path& path, const std::string& content) {
-  write_output_file(path, content, "", ExistingOutput::replace_regular);
-}
-
 void write_report_file(const fs::path& path, const Report& report) {
   write_output_file(path, to_json_text(report), "-o", ExistingOutput::replace_regular);
 }

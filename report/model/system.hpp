@@ -13,7 +13,7 @@ struct SystemSection {
   std::optional<std::string> cpu_vendor;  // vendor_id of /proc/cpuinfo
   std::optional<std::string> cpu_model;   // model name of /proc/cpuinfo
   std::optional<std::int64_t> logical_cpus;
-  std::optional<std::int64_t> memory_total_bytes;
+  std::optional<std::int64_t> memory_bytes;
   std::optional<std::string> kernel_cmdline;
 };
 

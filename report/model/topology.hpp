@@ -10,7 +10,7 @@ namespace interprobe::report {
 
 struct PciLink {
   std::optional<double> current_gts, max_gts;  // GT/s; null when the kernel says Unknown
-  std::optional<int> current_width, max_width; // lanes; null when 0 or absent
+  std::optional<std::int64_t> current_width, max_width; // lanes; null when 0 or absent
   std::optional<double> current_gbps, max_gbps;  // hwloc convention: GT/s x encoding x width / 8
   std::optional<bool> downtrained;             // current below max (speed or width)
 };
@@ -25,9 +25,9 @@ struct PciDevice {
   std::optional<std::string> driver;
   std::optional<std::string> parent_bdf;  // bridge above; null on a root bus
   std::string root_bus;                   // "pci0000:40"
-  std::optional<int> numa_node;           // null for -1 or absent
+  std::optional<std::int64_t> numa_node;           // null for -1 or absent
   std::optional<std::string> local_cpus;  // local_cpulist
-  std::optional<int> iommu_group;
+  std::optional<std::int64_t> iommu_group;
   PciLink link;
   // PCIe Device/Port Type from config space ("root_port", "upstream", "downstream", "endpoint",
   // "rc_integrated_endpoint" ...); null when only the 64-byte header is readable (not root).
@@ -38,22 +38,22 @@ struct PciDevice {
 // --- CPUs and NUMA ---------------------------------------------------------------------------
 
 struct NumaNode {
-  int id = 0;
+  std::int64_t id = 0;
   std::optional<std::string> cpus;            // cpulist, "0-31,64-95"
   std::optional<std::int64_t> memory_bytes;   // MemTotal of the node
-  std::vector<int> distances;                 // SLIT row, in the order of CpuTopology::numa_nodes
+  std::vector<std::int64_t> distances;                 // SLIT row, in the order of CpuTopology::numa_nodes
 };
 
 struct CpuPackage {
-  int id = 0;                                 // physical package (socket) id
+  std::int64_t id = 0;                                 // physical package (socket) id
   std::optional<std::string> cpus;            // cpulist of the package
   std::optional<std::string> model;           // CPU model name
-  std::vector<int> numa_nodes;                // nodes whose CPUs sit in this package
+  std::vector<std::int64_t> numa_nodes;                // nodes whose CPUs sit in this package
 };
 
 struct CpuTopology {
-  std::optional<int> logical_cpus;
-  std::optional<int> cores;
+  std::optional<std::int64_t> logical_cpus;
+  std::optional<std::int64_t> cores;
   std::vector<CpuPackage> packages;
   std::string packages_source = "none";       // hwloc, sysfs, hwloc_xml, none
   std::vector<NumaNode> numa_nodes;
@@ -62,9 +62,9 @@ struct CpuTopology {
 // --- GPUs and the paths between them -----------------------------------------------------------
 
 struct NvLinkInfo {
-  int link = 0;                               // NVML link index
+  std::int64_t link = 0;                               // NVML link index
   std::optional<bool> active;
-  std::optional<int> version;                 // NVLink version (4 on H100)
+  std::optional<std::int64_t> version;                 // NVLink version (4 on H100)
   std::optional<std::string> remote_bdf;      // PCI address of the far end
   std::string remote_kind = "unknown";        // gpu, nvswitch, cpu, unknown
 };
@@ -76,12 +76,12 @@ struct NearNic {
 };
 
 struct Gpu {
-  int index = 0;                              // PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID)
+  std::int64_t index = 0;                              // PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID)
   std::string bdf;
   std::optional<std::string> name;            // NVML name, else the pci.ids device name
   std::optional<std::string> uuid;            // NVML only
   std::optional<std::int64_t> memory_total_bytes;  // NVML only
-  std::optional<int> numa_node;
+  std::optional<std::int64_t> numa_node;
   std::optional<std::string> local_cpus;
   std::optional<std::string> virtualization_mode;  // none, passthrough, vgpu, host_vgpu, host_vsga
   std::vector<NvLinkInfo> nvlinks;
@@ -96,9 +96,9 @@ struct P2pStatus {
 
 struct GpuPair {
   std::string a_bdf, b_bdf;
-  int a_index = 0, b_index = 0;
+  std::int64_t a_index = 0, b_index = 0;
   std::string pcie_path = "unknown";          // X, PIX, PXB, PHB, NODE, SYS, unknown
-  int nvlinks = 0;                            // direct or through NVSwitches
+  std::int64_t nvlinks = 0;                            // direct or through NVSwitches
   std::string path = "unknown";               // nvidia-smi topo -m label: NV18, PIX, ...
   std::optional<double> bottleneck_gbps;      // slowest PCIe link on the path
   std::optional<P2pStatus> p2p;               // NVML, null without it

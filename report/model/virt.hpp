@@ -20,7 +20,7 @@ struct VirtEvidence {
 };
 
 struct PciBar {
-  int index = 0;  // 0..5 as in the `resource` file
+  std::int64_t index = 0;  // 0..5 as in the `resource` file
   std::int64_t size_bytes = 0;
   bool prefetchable = false;
   bool is_64bit = false;
@@ -50,15 +50,15 @@ struct GpuPassthrough {
   std::optional<bool> link_synthetic;   // true: speeds come from an emulated port or are zeroed
   std::optional<std::string> link_detail;
   std::optional<double> gpu_max_gts, gpu_current_gts;
-  std::optional<int> gpu_max_width;
+  std::optional<std::int64_t> gpu_max_width;
   std::optional<double> port_max_gts;   // the bridge directly above, null on a root bus
   bool numa_exposed = false;
-  std::optional<int> numa_node;
-  std::optional<int> iommu_group;
+  std::optional<std::int64_t> numa_node;
+  std::optional<std::int64_t> iommu_group;
   std::vector<std::string> iommu_group_peers;  // other functions in the same group
   std::string p2p_clique = "unknown";          // present, absent, "unknown: needs root", "unknown: ..."
-  std::optional<int> p2p_clique_id;
-  std::optional<int> p2p_capability_offset;
+  std::optional<std::int64_t> p2p_clique_id;
+  std::optional<std::int64_t> p2p_capability_offset;
   // NVML's virtualization mode: none, passthrough, vgpu, host_vgpu, host_vsga; null without NVML.
   std::optional<std::string> nvml_virtualization_mode;
   std::optional<std::string> nvml_reason;

@@ -39,7 +39,7 @@ Section header_section(const report::Report& r) {
   kv.add("duration", fmt::format("{:.2f} s", r.host.duration_s));
   kv.add("interprobe", r.tool.version + " (schema " + r.schema_version + ")");
   std::string features;
-  for (const auto& [name, on] : r.tool.features) features += fmt::format("{}{}={}", features.empty() ? "" : " ", name, on ? "yes" : "no");
+  for (const auto& [name, on] : r.tool.features.list()) features += fmt::format("{}{}={}", features.empty() ? "" : " ", name, on ? "yes" : "no");
   kv.add("compiled in", features);
   s.blocks.push_back(std::move(kv));
   if (!r.tool.libraries.empty()) {
@@ -49,8 +49,7 @@ Section header_section(const report::Report& r) {
       if (lib.driver_version) detail = "driver " + *lib.driver_version + (detail.empty() ? "" : "; " + detail);
       std::string version = or_dash(lib.version);
       // Not asked from the library (it was not loaded): say which part of its file told it.
-      if (lib.version && (lib.version_source == "file name" || lib.version_source == "soname"))
-        version += " (" + *lib.version_source + ")";
+      if (const char* read_from = report::version_read_from_file(lib)) version += fmt::format(" ({})", read_from);
       t.rows.push_back({Cell(name), lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn),
                         Cell(version), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
     }
@@ -65,7 +64,7 @@ Section probes_section(const report::Report& r) {
   Section s{"probes", {}};
   Table t{"", {"probe", "status", "seconds", "reason"}, {Align::left, Align::left, Align::right, Align::left}, {}};
   for (const auto& p : r.probes)
-    t.rows.push_back({Cell(p.name), status_cell(p.status), Cell(fmt::format("{:.3f}", p.seconds)), Cell(or_dash(p.reason))});
+    t.rows.push_back({Cell(p.name), status_cell(p.status), Cell(fmt::format("{:.3f}", p.duration_s)), Cell(or_dash(p.reason))});
   s.blocks.push_back(std::move(t));
   return s;
 }
@@ -98,7 +97,7 @@ void add_system_view(const report::Report& r, Document& doc) {
   kv.add("architecture", or_dash(sys.architecture));
   kv.add("cpu", or_dash(sys.cpu_model));
   kv.add("logical cpus", sys.logical_cpus ? std::to_string(*sys.logical_cpus) : "-");
-  kv.add("memory", sys.memory_total_bytes ? format_bytes(static_cast<std::uint64_t>(*sys.memory_total_bytes)) : "-");
+  kv.add("memory", sys.memory_bytes ? format_bytes(static_cast<std::uint64_t>(*sys.memory_bytes)) : "-");
   kv.add("kernel cmdline", Cell(or_dash(sys.kernel_cmdline), Tone::dim));
   s.blocks.push_back(std::move(kv));
   doc.sections.push_back(std::move(s));

@@ -55,7 +55,7 @@ TEST(Cli, RunOnFixtureGivesJsonOnStdoutOnly) {
   EXPECT_EQ(r.host.hostname, "kvm-guest-01");
   ASSERT_TRUE(r.system);
   EXPECT_EQ(r.system->logical_cpus, 4);
-  EXPECT_EQ(r.system->memory_total_bytes, 16384000LL * 1024);
+  EXPECT_EQ(r.system->memory_bytes, 16384000LL * 1024);
   EXPECT_TRUE(r.tool.libraries.empty());  // nothing live touched under --root
   ASSERT_TRUE(r.tool.libraries_not_probed);
   ASSERT_NE(r.probe("system"), nullptr);

@@ -90,7 +90,7 @@ TEST(LibraryFile, LocatedLibraryTakesItsVersionFromTheFileNameOrSonameAndIsNotLo
   EXPECT_TRUE(info.found);
   EXPECT_EQ(info.path, versioned.string());
   EXPECT_EQ(info.version, "2.19.3");
-  EXPECT_EQ(info.version_source, "file name");
+  EXPECT_EQ(info.version_source, report::VersionSource::file_name);
   EXPECT_EQ(loaded_library_path(VendorLibrary::nccl), std::nullopt);  // located, never mapped
 
   // Named like its SONAME (libz.so.1): only the major version is known, and said so.
@@ -98,7 +98,7 @@ TEST(LibraryFile, LocatedLibraryTakesItsVersionFromTheFileNameOrSonameAndIsNotLo
   set_library_override(VendorLibrary::nccl, bare.string());
   info = locate_vendor_library(VendorLibrary::nccl);
   EXPECT_EQ(info.version, "1");
-  EXPECT_EQ(info.version_source, "soname");
+  EXPECT_EQ(info.version_source, report::VersionSource::soname);
 
   set_library_override(VendorLibrary::nccl, (dir / "missing.so.2").string());
   info = locate_vendor_library(VendorLibrary::nccl);

@@ -80,18 +80,34 @@ TEST(ReportInput, EvidenceNested100000DeepIsAnInputErrorNamingThePath) {
   EXPECT_NE(arrays.find("findings[0].evidence.l[1][0][0]"), std::string::npos) << arrays.substr(0, 300);
 }
 
-TEST(ReportInput, NestingWithinTheLimitIsKeptAsText) {
-  Report r = parse_report_text(report_with_evidence("{\"deep\":" + nested(40) + "}"), "in.json");
+TEST(ReportInput, ListsWithinTheLimitAreKept) {
+  std::string deep = std::string(40, '[') + "1" + std::string(40, ']');
+  Report r = parse_report_text(report_with_evidence("{\"deep\":" + deep + "}"), "in.json");
   ASSERT_EQ(r.findings.at(0).evidence.size(), 1u);
-  EXPECT_EQ(std::get<std::string>(r.findings[0].evidence[0].second).substr(0, 10), "{\"a\":{\"a\":");
+  const Value* v = &r.findings[0].evidence.at("deep");
+  for (int level = 0; level < 40; ++level) {
+    const auto* list = std::get_if<ValueList>(v);
+    ASSERT_TRUE(list && list->size() == 1) << "level " << level;
+    v = &list->front();
+  }
+  EXPECT_EQ(std::get<std::int64_t>(*v), 1);
+}
+
+TEST(ReportInput, EvidenceObjectsAreRefusedNamingTheKey) {
+  // 2.0: evidence values are scalars or lists (the schema says so).
+  std::string msg = parse_error(report_with_evidence("{\"deep\":" + nested(3) + "}"));
+  EXPECT_NE(msg.find("in.json: findings[0].evidence.deep: expected string or number or boolean or null or array, found object"),
+            std::string::npos) << msg;
 }
 
 TEST(ReportInput, EvidenceOfTheWrongTypeNamesTheKeyPath) {
   for (const char* wrong : {"5", "\"text\"", "[1,2]", "true"}) {
     std::string msg = parse_error(report_with_evidence(wrong));
-    EXPECT_NE(msg.find("in.json: findings[0].evidence: expected an object"), std::string::npos) << wrong << ": " << msg;
+    EXPECT_NE(msg.find("in.json: findings[0].evidence: expected an object, found"), std::string::npos) << wrong << ": " << msg;
   }
-  EXPECT_EQ(parse_error(report_with_evidence("null")), "");  // null is "no evidence"
+  // 2.0 writes {} for no evidence; null is refused like any other non-object.
+  EXPECT_NE(parse_error(report_with_evidence("null")).find("findings[0].evidence: expected an object, found null"),
+            std::string::npos);
 }
 
 TEST(ReportInput, NumbersBeyondDoubleRangeNameTheKeyPath) {
@@ -107,14 +123,14 @@ TEST(ReportInput, IntegersMustFitTheirField) {
   std::string msg = parse_error(replace_once(text, "\"logical_cpus\":8", "\"logical_cpus\":18446744073709551615"));
   EXPECT_NE(msg.find("in.json: system.logical_cpus: 18446744073709551615 is out of range"), std::string::npos) << msg;
   msg = parse_error(replace_once(text, "\"logical_cpus\":8", "\"logical_cpus\":8.5"));
-  EXPECT_NE(msg.find("system.logical_cpus: expected an integer, found 8.5"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("system.logical_cpus: expected integer or null, found 8.5"), std::string::npos) << msg;
   msg = parse_error(replace_once(text, "\"logical_cpus\":8", "\"logical_cpus\":1e300"));
-  EXPECT_NE(msg.find("system.logical_cpus: expected an integer, found 1e+300"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("system.logical_cpus: expected integer or null, found 1e+300"), std::string::npos) << msg;
   msg = parse_error(replace_once(text, "\"duration_s\":0.0", "\"duration_s\":\"long\""));
   EXPECT_NE(msg.find("host.duration_s: expected a number, found string"), std::string::npos) << msg;
   // Evidence integers beyond int64 stay numbers.
   Report r = parse_report_text(report_with_evidence("{\"n\":18446744073709551615}"), "in.json");
-  EXPECT_DOUBLE_EQ(std::get<double>(r.findings.at(0).evidence.at(0).second), 18446744073709551615.0);
+  EXPECT_DOUBLE_EQ(std::get<double>(r.findings.at(0).evidence.at("n")), 18446744073709551615.0);
 }
 
 TEST(ReportInput, IntegerListsAreCheckedPerElement) {
@@ -128,11 +144,10 @@ TEST(ReportInput, IntegerListsAreCheckedPerElement) {
   std::string text = replace_once(to_json_text(r, -1), "\"distances\":[10,21]", "\"distances\":[10,1e300]");
   std::string msg = parse_error(text);
   EXPECT_NE(msg.find("topology.cpu.numa_nodes[0].distances[1]: expected an integer"), std::string::npos) << msg;
-  // An int field: what fits in int64 may still not fit it.
-  text = replace_once(to_json_text(r, -1), "\"distances\":[10,21],\"id\":0", "\"distances\":[10,21],\"id\":99999999999");
+  // Every integer of the model is 64-bit: beyond that is out of range.
+  text = replace_once(to_json_text(r, -1), "\"id\":0", "\"id\":9223372036854775808");
   msg = parse_error(text);
-  EXPECT_NE(msg.find("topology.cpu.numa_nodes[0].id: 99999999999 is out of range (-2147483648 to 2147483647)"),
-            std::string::npos) << msg;
+  EXPECT_NE(msg.find("topology.cpu.numa_nodes[0].id: 9223372036854775808 is out of range"), std::string::npos) << msg;
 }
 
 TEST(ReportInput, DevicesAndHugeFilesAreRefusedNamingFileAndCap) {
@@ -176,7 +191,7 @@ TEST(ReportInput, PipesAreStillRead) {
 }
 
 TEST(ReportInput, NewerMinorVersionWithUnknownKeysIsStillRead) {
-  std::string text = replace_once(report_with_evidence("{}"), "\"schema_version\":\"1.0.0\"",
-                                  "\"schema_version\":\"1.7.0\",\"future\":{\"x\":[1,{\"y\":2}]}");
+  std::string text = replace_once(report_with_evidence("{}"), "\"schema_version\":\"2.0.0\"",
+                                  "\"schema_version\":\"2.7.0\",\"future\":{\"x\":[1,{\"y\":2}]}");
   EXPECT_EQ(parse_error(text), "");
 }

@@ -17,8 +17,8 @@ namespace {
 Report sample_report() {
   Report r;
   r.tool.version = "0.1.0";
-  r.tool.features = {{"cuda", false}, {"nccl", false}, {"nvml", true}, {"hwloc", true}, {"libpci", true}, {"mpi", false}};
-  r.tool.libraries["nvml"] = LibraryInfo{false, std::nullopt, std::nullopt, std::nullopt, std::nullopt, "not found"};
+  r.tool.features = {.nvml = true, .hwloc = true, .libpci = true};
+  r.tool.libraries["nvml"] = LibraryInfo{.found = false, .reason = "not found"};
   r.host.hostname = "gpu-vm-01";
   r.host.kernel = "6.1.0";
   r.host.started_at = "2026-12-02T10:00:00Z";
@@ -35,7 +35,7 @@ Report sample_report() {
   SystemSection s;
   s.cpu_model = "AMD EPYC 9654";
   s.logical_cpus = 192;
-  s.memory_total_bytes = std::int64_t{1} << 40;
+  s.memory_bytes = std::int64_t{1} << 40;
   r.system = s;
   return r;
 }
@@ -78,25 +78,25 @@ TEST(ReportJson, InvalidUtf8FromTheMachineDoesNotThrow) {
 
 TEST(ReportJson, NewerMinorVersionIsRead) {
   std::string text = to_json_text(sample_report());
-  auto pos = text.find("\"1.0.0\"");
+  auto pos = text.find("\"2.0.0\"");
   ASSERT_NE(pos, std::string::npos);
-  text.replace(pos, 7, "\"1.7.2\"");
+  text.replace(pos, 7, "\"2.7.2\"");
   // A newer minor version may add keys; they are ignored.
   text.insert(text.find('{') + 1, "\"future_section\": {\"x\": 1},");
   Report r = parse_report_text(text, "newer.json");
-  EXPECT_EQ(r.schema_version, "1.7.2");
+  EXPECT_EQ(r.schema_version, "2.7.2");
 }
 
 TEST(ReportJson, OtherMajorVersionIsAClearError) {
   std::string text = to_json_text(sample_report());
-  text.replace(text.find("\"1.0.0\""), 7, "\"2.0.0\"");
+  text.replace(text.find("\"2.0.0\""), 7, "\"3.0.0\"");
   try {
     parse_report_text(text, "future.json");
     FAIL();
   } catch (const InputError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("future.json"), std::string::npos);
-    EXPECT_NE(msg.find("major version 2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("major version 3"), std::string::npos) << msg;
   }
 }
 
@@ -152,7 +152,7 @@ TEST(ReportJson, MissingFileIsAnInputError) {
 TEST(Findings, NvmlMissingOnlyMattersWhenTheInventoryShowsGpus) {
   interprobe::report::Report r;
   r.host.live = true;
-  r.tool.libraries["nvml"] = interprobe::report::LibraryInfo{false, std::nullopt, std::nullopt, std::nullopt, std::nullopt, "not found"};
+  r.tool.libraries["nvml"] = interprobe::report::LibraryInfo{.found = false, .reason = "not found"};
   auto has_finding = [](const interprobe::report::Report& report) {
     for (const auto& f : interprobe::analysis::derive_findings(report))
       if (f.id == "libraries.nvml_missing") return true;

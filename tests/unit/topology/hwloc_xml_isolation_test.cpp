@@ -164,7 +164,7 @@ TEST(HwlocXmlIsolation, CanonicalExportKeepsWhatTheFixtureSays) {
   ASSERT_FALSE(gpus.gpus.empty());
   EXPECT_FALSE(gpus.gpus[0].nvlinks.empty());
   EXPECT_EQ(s.cpu.numa_nodes.size(), 2u);
-  EXPECT_EQ(s.cpu.numa_nodes.at(0).distances, (std::vector<int>{10, 21}));
+  EXPECT_EQ(s.cpu.numa_nodes.at(0).distances, (std::vector<std::int64_t>{10, 21}));
 }
 
 #endif

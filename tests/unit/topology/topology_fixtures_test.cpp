@@ -76,8 +76,8 @@ TEST(Fixtures, BareMetalShowsEveryPathClass) {
   EXPECT_EQ(s.gpus[6].nearest_nics.at(0).pcie_path, "PIX");
   EXPECT_EQ(s.gpus[0].nearest_nics.size(), 2u);  // both ports of the ConnectX-6
   EXPECT_EQ(s.cpu.packages.size(), 2u);
-  EXPECT_EQ(s.cpu.numa_nodes.at(1).distances, (std::vector<int>{21, 10}));
-  EXPECT_EQ(s.cpu.packages.at(1).numa_nodes, (std::vector<int>{1}));
+  EXPECT_EQ(s.cpu.numa_nodes.at(1).distances, (std::vector<std::int64_t>{21, 10}));
+  EXPECT_EQ(s.cpu.packages.at(1).numa_nodes, (std::vector<std::int64_t>{1}));
   EXPECT_TRUE(s.warnings.empty());
 }
 

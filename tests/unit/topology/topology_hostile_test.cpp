@@ -92,7 +92,7 @@ TEST(HostileTopology, MemorySizesThatOverflowAreDropped) {
   tree.write("proc/meminfo", "MemTotal:       18014398509481984 kB\nMemAvailable: 9223372036854775807 kB\n");
   tree.write("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal:       18014398509481984 kB\n");
   HostRoot root(tree.path());
-  EXPECT_FALSE(read_system(root).memory_total_bytes);  // was 0 ("0 B") after a signed overflow
+  EXPECT_FALSE(read_system(root).memory_bytes);  // was 0 ("0 B") after a signed overflow
   std::vector<std::string> warnings;
   report::CpuTopology cpu = read_cpu_topology(root, warnings);
   ASSERT_FALSE(cpu.numa_nodes.empty());

@@ -60,7 +60,7 @@ TEST(HwlocXml, PcieClassesMatchTheSysfsTree) {
   }
   EXPECT_EQ(xml.cpu.packages.size(), 2u);
   EXPECT_EQ(xml.cpu.numa_nodes.size(), 2u);
-  EXPECT_EQ(xml.cpu.numa_nodes.at(0).distances, (std::vector<int>{10, 21}));
+  EXPECT_EQ(xml.cpu.numa_nodes.at(0).distances, (std::vector<std::int64_t>{10, 21}));
   EXPECT_EQ(xml.gpus.at(4).numa_node, 1);
 }
 

@@ -1,0 +1,101 @@
+// Every struct of the report and its JSON keys: one line per struct. Keys are the member names, so
+// renaming a member renames its key (schema and README follow; the 1.x upgrade in
+// json_upgrade.cpp maps old keys).
+#include "report/model/json_codec.hpp"
+
+namespace interprobe::report {
+
+// --- top level
+INTERPROBE_JSON(LibraryInfo, found, path, version, version_source, driver_version, device_count, reason)
+INTERPROBE_JSON(CompiledFeatures, cuda, nccl, nvml, hwloc, libpci, mpi)
+INTERPROBE_JSON(ToolInfo, name, version, features, libraries, libraries_not_probed)
+INTERPROBE_JSON(HostInfo, hostname, kernel, root, live, started_at, duration_s)
+INTERPROBE_JSON(ProbeRecord, name, status, reason, duration_s)
+INTERPROBE_JSON(Finding, id, severity, title, evidence, remedy, affected)
+
+// --- system
+INTERPROBE_JSON(SystemSection, os_name, kernel, architecture, cpu_vendor, cpu_model, logical_cpus, memory_bytes,
+                kernel_cmdline)
+
+// --- topology
+INTERPROBE_JSON(PciLink, current_gts, max_gts, current_width, max_width, current_gbps, max_gbps, downtrained)
+INTERPROBE_JSON(PciDevice, bdf, vendor_id, device_id, class_id, vendor_name, device_name, kind, driver, parent_bdf,
+                root_bus, numa_node, local_cpus, iommu_group, link, port_type, warnings)
+INTERPROBE_JSON(NumaNode, id, cpus, memory_bytes, distances)
+INTERPROBE_JSON(CpuPackage, id, cpus, model, numa_nodes)
+INTERPROBE_JSON(CpuTopology, logical_cpus, cores, packages, packages_source, numa_nodes)
+INTERPROBE_JSON(NvLinkInfo, link, active, version, remote_bdf, remote_kind)
+INTERPROBE_JSON(NearNic, bdf, kind, pcie_path)
+INTERPROBE_JSON(Gpu, index, bdf, name, uuid, memory_total_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
+                nearest_nics)
+INTERPROBE_JSON(P2pStatus, read, write, atomics, nvlink)
+INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlinks, path, bottleneck_gbps, p2p)
+INTERPROBE_JSON(TopologySection, source, gpu_index_order, nvml_source, nvml_reason, pci_devices, cpu, gpus, gpu_pairs,
+                warnings)
+
+// --- virtualization
+INTERPROBE_JSON(VirtEvidence, source, family, value, implies)
+INTERPROBE_JSON(PciBar, index, size_bytes, prefetchable, is_64bit)
+INTERPROBE_JSON(BridgeAcs, bdf, vendor_device, acs_present, p2p_redirect, acs_enabled, unknown_reason)
+INTERPROBE_JSON(GpuPassthrough, bdf, vendor_device, device_name, driver, attachment, attachment_detail, path_above,
+                link_synthetic, link_detail, gpu_max_gts, gpu_current_gts, gpu_max_width, port_max_gts, numa_exposed,
+                numa_node, iommu_group, iommu_group_peers, p2p_clique, p2p_clique_id, p2p_capability_offset,
+                nvml_virtualization_mode, nvml_reason, bars, bar1_bytes, memory_bytes, large_bar, acs_above)
+INTERPROBE_JSON(HostIommu, intel_iommu, amd_iommu, iommu, passthrough_mode, vfio_pci_ids, iommu_groups, vfio_pci_gpus)
+INTERPROBE_JSON(VirtSection, hypervisor, container, product, machine_type, machine_version, xen_role, confidential,
+                confidence, container_confidence, privileged, numa_nodes, conflicts, evidence, host, gpus)
+
+// --- bandwidth
+INTERPROBE_JSON(BandwidthPoint, bytes, samples, copies_per_sample, min_us, median_us, p95_us, max_us, cv, gbps,
+                verified, stop_reason)
+INTERPROBE_JSON(BandwidthFit, t0_us, peak_gbps, n_half_bytes, residual, points)
+INTERPROBE_JSON(BandwidthSweep, engine, kind, src, dst, memory, threads, directions, status, reason, notes, points, fit,
+                expected_gbps, expected_basis)
+INTERPROBE_JSON(BandwidthEngineStatus, engine, status, reason, notes)
+INTERPROBE_JSON(P2pPairTruth, src, dst, truth, peer_access_claimed, p2p_gbps, staged_gbps, p2p_latency_us,
+                staged_latency_us, reason)
+INTERPROBE_JSON(BandwidthSection, plan, target_cv, engines, sweeps, p2p_pairs)
+
+// --- collective
+INTERPROBE_JSON(AllreducePoint, bytes, count, dtype, in_place, iterations, samples, time_us, min_us, max_us, algbw_gbps,
+                busbw_gbps, wrong)
+INTERPROBE_JSON(AllreduceSummary, latency_bytes, latency_us, peak_busbw_gbps, plateau_busbw_gbps, plateau_from_bytes,
+                half_plateau_bytes, wrong_total)
+INTERPROBE_JSON(CollectiveTransport, transport, connections)
+INTERPROBE_JSON(CollectiveAlgorithm, bytes, algorithm, protocol, calls)
+INTERPROBE_JSON(AllreduceSweep, backend, ranks, nodes, dtype, variant, op, library_version, devices, warmup_iterations,
+                timeout_s, status, reason, hung_at_bytes, notes, environment, transports, algorithms, points, summary)
+INTERPROBE_JSON(CollectiveSection, allreduce)
+
+// --- the report: sections of probes that did not run are left out rather than null
+namespace {
+constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective"};
+}
+INTERPROBE_JSON(Report, schema_version, tool, host, probes, findings, system, topology, virtualization, bandwidth,
+                collective)
+
+json report_to_json(const Report& report) {
+  json j = report;
+  for (const char* section : kSections)
+    if (j[section].is_null()) j.erase(section);
+  return j;
+}
+
+Report report_from_json(const json& j) { return j.get<Report>(); }
+
+// --- evidence values: scalars and lists; an object (older tools wrote some) is kept as its text
+void to_json(json& j, const Value& v) {
+  std::visit([&j](const auto& x) { j = x; }, static_cast<const Value::variant&>(v));
+}
+
+void from_json(const json& j, Value& v) {
+  if (j.is_null()) v = nullptr;
+  else if (j.is_boolean()) v = j.get<bool>();
+  else if (j.is_number_integer() && !(j.is_number_unsigned() && j.get<std::uint64_t>() > INT64_MAX)) v = j.get<std::int64_t>();
+  else if (j.is_number()) v = j.get<double>();
+  else if (j.is_string()) v = j.get<std::string>();
+  else if (j.is_array()) v = j.get<ValueList>();
+  else v = j.dump();
+}
+
+}  // namespace interprobe::report

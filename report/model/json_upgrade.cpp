@@ -1,0 +1,80 @@
+// Reports of schema 1.x (interprobe 0.1 before report model 2.0) read as 2.0: keys renamed for
+// their units, closed vocabularies spelled in snake_case. One table; each line names where the
+// key lives ("[]" walks every element of an array, "*" every member of an object).
+#include "report/model/json_upgrade.hpp"
+
+#include <string_view>
+#include <vector>
+
+namespace interprobe::report {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct KeyRename {
+  const char* where;  // "bandwidth.sweeps[].points[]"
+  const char* from;
+  const char* to;
+};
+
+struct ValueRename {
+  const char* where;
+  const char* key;
+  const char* from;
+  const char* to;
+};
+
+constexpr KeyRename kKeyRenames[] = {
+    {"probes[]", "seconds", "duration_s"},
+    {"tool.libraries.*", "devices", "device_count"},
+    {"system", "memory_total_bytes", "memory_bytes"},
+};
+
+constexpr ValueRename kValueRenames[] = {
+    {"tool.libraries.*", "version_source", "file name", "file_name"},
+    {"tool.libraries.*", "version_source", "compiled in", "compiled_in"},
+};
+
+// Calls `visit` on every object `where` names inside `node`.
+template <class Visit>
+void for_each_at(json& node, std::string_view where, const Visit& visit) {
+  if (where.empty()) {
+    if (node.is_object()) visit(node);
+    return;
+  }
+  auto dot = where.find('.');
+  std::string_view step = where.substr(0, dot);
+  std::string_view rest = dot == std::string_view::npos ? std::string_view{} : where.substr(dot + 1);
+  bool each = step.size() >= 2 && step.substr(step.size() - 2) == "[]";
+  if (each) step.remove_suffix(2);
+  if (!node.is_object()) return;
+  if (step == "*") {
+    for (auto& [key, member] : node.items()) for_each_at(member, rest, visit);
+    return;
+  }
+  auto it = node.find(std::string(step));
+  if (it == node.end()) return;
+  if (!each) return for_each_at(*it, rest, visit);
+  if (it->is_array())
+    for (auto& element : *it) for_each_at(element, rest, visit);
+}
+
+}  // namespace
+
+void upgrade_from_1x(json& report) {
+  for (const auto& r : kKeyRenames)
+    for_each_at(report, r.where, [&r](json& object) {
+      if (!object.contains(r.from) || object.contains(r.to)) return;
+      object[r.to] = std::move(object[r.from]);
+      object.erase(r.from);
+    });
+  for (const auto& r : kValueRenames)
+    for_each_at(report, r.where, [&r](json& object) {
+      auto it = object.find(r.key);
+      if (it != object.end() && *it == r.from) *it = r.to;
+    });
+  report["schema_version"] = kSchemaVersion;
+}
+
+}  // namespace interprobe::report
