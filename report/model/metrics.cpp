@@ -1,0 +1,181 @@
+#include "report/model/metrics.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+
+namespace interprobe::report {
+
+namespace {
+
+// Closed vocabularies print their JSON name; open ones are already text.
+const std::string& label(const std::string& text) { return text; }
+template <NamedEnum E>
+std::string label(E value) {
+  return to_string(value);
+}
+
+using Labels = std::map<std::string, std::string>;
+
+class MetricTable {
+ public:
+  MetricRow& add(std::string path, double value, std::string unit, Better better, Labels labels = {}) {
+    // Paths are unique: a second sweep over the same path (a rerun in one report) gets "#2".
+    std::string unique = path;
+    for (int n = 2; !seen_.insert(unique).second; ++n) unique = fmt::format("{}#{}", path, n);
+    rows_.push_back({std::move(unique), value, std::move(unit), better, std::nullopt, std::move(labels)});
+    return rows_.back();
+  }
+  template <class T>
+  void add_optional(const std::string& path, const std::optional<T>& value, const std::string& unit, Better better,
+                    const Labels& labels) {
+    if (value) add(path, static_cast<double>(*value), unit, better, labels);
+  }
+  std::vector<MetricRow> take() { return std::move(rows_); }
+
+ private:
+  std::vector<MetricRow> rows_;
+  std::set<std::string> seen_;
+};
+
+void add_probes(const Report& r, MetricTable& t) {
+  for (const auto& p : r.probes)
+    t.add(fmt::format("probes/{}/duration_s", p.name), p.duration_s, "s", Better::lower,
+          {{"section", "probes"}, {"probe", p.name}, {"status", label(p.status)}});
+}
+
+void add_system(const SystemSection& s, MetricTable& t) {
+  Labels labels{{"section", "system"}};
+  t.add_optional("system/logical_cpus", s.logical_cpus, "count", Better::neither, labels);
+  t.add_optional("system/memory_bytes", s.memory_bytes, "bytes", Better::neither, labels);
+}
+
+void add_topology(const TopologySection& s, MetricTable& t) {
+  for (const auto& g : s.gpus) {
+    Labels labels{{"section", "topology"}, {"gpu", std::to_string(g.index)}, {"bdf", g.bdf}};
+    std::string at = fmt::format("topology/gpus/{}", g.index);
+    if (const PciDevice* d = s.device(g.bdf)) {
+      t.add_optional(at + "/link/current_gts", d->link.current_gts, "gts", Better::higher, labels);
+      t.add_optional(at + "/link/max_gts", d->link.max_gts, "gts", Better::higher, labels);
+      t.add_optional(at + "/link/current_gbps", d->link.current_gbps, "gbps", Better::higher, labels);
+    }
+    t.add_optional(at + "/memory_bytes", g.memory_total_bytes, "bytes", Better::neither, labels);
+  }
+  for (const auto& p : s.gpu_pairs) {
+    Labels labels{{"section", "topology"}, {"a", std::to_string(p.a_index)}, {"b", std::to_string(p.b_index)},
+                  {"path", p.path}};
+    std::string at = fmt::format("topology/gpu_pairs/{}-{}", p.a_index, p.b_index);
+    t.add_optional(at + "/bottleneck_gbps", p.bottleneck_gbps, "gbps", Better::higher, labels);
+    t.add(at + "/nvlinks", static_cast<double>(p.nvlinks), "count", Better::higher, labels);
+  }
+  for (const auto& n : s.cpu.numa_nodes)
+    t.add_optional(fmt::format("topology/numa_nodes/{}/memory_bytes", n.id), n.memory_bytes, "bytes", Better::neither,
+                   {{"section", "topology"}, {"numa_node", std::to_string(n.id)}});
+}
+
+void add_virtualization(const VirtSection& v, MetricTable& t) {
+  for (const auto& g : v.gpus)
+    t.add_optional(fmt::format("virtualization/gpus/{}/bar1_bytes", g.bdf), g.bar1_bytes, "bytes", Better::higher,
+                   {{"section", "virtualization"}, {"bdf", g.bdf}});
+}
+
+// "host/memcpy/node0->node0/pageable/x1": everything that tells two sweeps apart.
+std::string sweep_key(const BandwidthSweep& s) {
+  std::string key = fmt::format("{}/{}/{}->{}", label(s.engine), label(s.kind), s.src, s.dst);
+  if (s.memory) key += "/" + label(*s.memory);
+  if (s.threads) key += fmt::format("/x{}", *s.threads);
+  return key;
+}
+
+void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
+  for (const auto& s : b.sweeps) {
+    std::string at = "bandwidth/" + sweep_key(s);
+    Labels labels{{"section", "bandwidth"}, {"engine", label(s.engine)}, {"kind", label(s.kind)},
+                  {"src", s.src},           {"dst", s.dst}};
+    if (s.memory) labels["memory"] = label(*s.memory);
+    if (s.threads) labels["threads"] = std::to_string(*s.threads);
+    for (const auto& p : s.points) {
+      Labels point_labels = labels;
+      point_labels["bytes"] = std::to_string(p.bytes);
+      double moved = static_cast<double>(p.bytes) * static_cast<double>(s.directions);
+      MetricSpread spread{p.samples, std::nullopt, std::nullopt, p.cv, std::nullopt, std::nullopt};
+      auto& rate = t.add(fmt::format("{}/{}/gbps", at, size_segment(p.bytes)), p.gbps, "gbps", Better::higher, point_labels);
+      rate.spread = spread;
+      if (p.max_us > 0) rate.spread->min = moved / (p.max_us * 1e3);
+      if (p.min_us > 0) rate.spread->max = moved / (p.min_us * 1e3);
+      auto& time = t.add(fmt::format("{}/{}/time_us", at, size_segment(p.bytes)), p.median_us, "us", Better::lower, point_labels);
+      time.spread = spread;
+      time.spread->min = p.min_us;
+      time.spread->max = p.max_us;
+    }
+    if (s.fit) {
+      t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels);
+      t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels);
+    }
+  }
+  for (const auto& p : b.p2p_pairs) {
+    std::string at = fmt::format("bandwidth/p2p_truth/{}->{}", p.src, p.dst);
+    Labels labels{{"section", "bandwidth"}, {"src", p.src}, {"dst", p.dst}, {"truth", label(p.truth)}};
+    t.add_optional(at + "/p2p_gbps", p.p2p_gbps, "gbps", Better::higher, labels);
+    t.add_optional(at + "/staged_gbps", p.staged_gbps, "gbps", Better::higher, labels);
+    t.add_optional(at + "/p2p_latency_us", p.p2p_latency_us, "us", Better::lower, labels);
+    t.add_optional(at + "/staged_latency_us", p.staged_latency_us, "us", Better::lower, labels);
+  }
+}
+
+// "nccl", "nccl/p2p-off/half": the defaults (variant default, dtype float) are left out.
+std::string allreduce_key(const AllreduceSweep& s) {
+  std::string key = label(s.backend);
+  if (label(s.variant) != "default") key += "/" + label(s.variant);
+  if (label(s.dtype) != "float") key += "/" + label(s.dtype);
+  return key;
+}
+
+void add_collective(const CollectiveSection& c, MetricTable& t) {
+  for (const auto& s : c.allreduce) {
+    std::string at = "collective/" + allreduce_key(s);
+    Labels labels{{"section", "collective"}, {"backend", label(s.backend)}, {"variant", label(s.variant)},
+                  {"dtype", label(s.dtype)},  {"ranks", std::to_string(s.ranks)}};
+    for (const auto& p : s.points) {
+      Labels point_labels = labels;
+      point_labels["bytes"] = std::to_string(p.bytes);
+      point_labels["placement"] = p.in_place ? "in_place" : "out_of_place";
+      std::string point_at = fmt::format("{}{}/{}", at, p.in_place ? "/in_place" : "", size_segment(p.bytes));
+      auto& time = t.add(point_at + "/time_us", p.time_us, "us", Better::lower, point_labels);
+      time.spread = MetricSpread{p.samples, p.min_us, p.max_us, std::nullopt, std::nullopt, std::nullopt};
+      t.add(point_at + "/busbw_gbps", p.busbw_gbps, "gbps", Better::higher, point_labels);
+      t.add(point_at + "/algbw_gbps", p.algbw_gbps, "gbps", Better::higher, point_labels);
+    }
+    const auto& summary = s.summary;
+    t.add_optional(at + "/latency_us", summary.latency_us, "us", Better::lower, labels);
+    t.add_optional(at + "/peak_busbw_gbps", summary.peak_busbw_gbps, "gbps", Better::higher, labels);
+    t.add_optional(at + "/plateau_busbw_gbps", summary.plateau_busbw_gbps, "gbps", Better::higher, labels);
+    t.add_optional(at + "/half_plateau_bytes", summary.half_plateau_bytes, "bytes", Better::lower, labels);
+  }
+}
+
+}  // namespace
+
+std::string size_segment(std::int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::int64_t value = bytes;
+  std::size_t unit = 0;
+  while (value >= 1024 && value % 1024 == 0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return fmt::format("{}{}", value, kUnits[unit]);
+}
+
+std::vector<MetricRow> metrics_of(const Report& r) {
+  MetricTable t;
+  add_probes(r, t);
+  if (r.system) add_system(*r.system, t);
+  if (r.topology) add_topology(*r.topology, t);
+  if (r.virtualization) add_virtualization(*r.virtualization, t);
+  if (r.bandwidth) add_bandwidth(*r.bandwidth, t);
+  if (r.collective) add_collective(*r.collective, t);
+  return t.take();
+}
+
+}  // namespace interprobe::report

@@ -1,0 +1,41 @@
+#pragma once
+// One flat view of every number a report holds, for the readers that compare numbers rather than
+// sections: `check` (policies), `compare` (two reports), Prometheus and the fleet report. Each row
+// has a stable path ("bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps"), its unit, which way is
+// better, the spread behind it when it was measured, and labels for exporters. Rows come in
+// report order; paths are unique within a report.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/model/report.hpp"
+
+namespace interprobe::report {
+
+enum class Better { higher, lower, neither };
+
+// What the samples behind a measured number looked like; absent for numbers that were read, not timed.
+struct MetricSpread {
+  std::int64_t samples = 0;
+  std::optional<double> min, max;          // in the metric's unit
+  std::optional<double> cv_fraction;       // of the samples
+  std::optional<double> interval_low, interval_high;  // 95% interval of the value, when the report has one
+};
+
+struct MetricRow {
+  std::string path;
+  double value = 0;
+  std::string unit;  // the key's suffix: gbps, us, s, bytes, gts, lanes, count, fraction
+  Better better = Better::neither;
+  std::optional<MetricSpread> spread;
+  std::map<std::string, std::string> labels;  // section, engine, kind, src, dst, bytes, backend, ...
+};
+
+std::vector<MetricRow> metrics_of(const Report& report);
+
+// "8B", "4KiB", "256MiB", "1GiB"; sizes that are not a whole binary unit stay in bytes ("1000B").
+std::string size_segment(std::int64_t bytes);
+
+}  // namespace interprobe::report

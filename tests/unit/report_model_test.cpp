@@ -1,0 +1,191 @@
+// Report model 2.0 over every fixture: the JSON round-trips byte for byte, every report (and every
+// saved 1.x report, upgraded) validates against the 2.0 schema, and the metrics view flattens each
+// into unique, unit-consistent rows.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "report/model/json.hpp"
+#include "report/model/metrics.hpp"
+#include "support/run_binary.hpp"
+
+using namespace interprobe::report;
+using interprobe::testing::run_interprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `run --root FIXTURE --json` of every fixture tree, written once per test binary.
+const std::map<std::string, std::string>& fixture_reports() {
+  static const std::map<std::string, std::string> reports = [] {
+    std::map<std::string, std::string> out;
+    std::vector<fs::path> roots = {fs::path(INTERPROBE_FIXTURES) / "minimal-kvm-guest"};
+    for (const char* group : {"topology", "virt"})
+      for (const auto& e : fs::directory_iterator(fs::path(INTERPROBE_FIXTURES) / group))
+        if (e.is_directory() && e.path().filename() != "malformed") roots.push_back(e.path());  // malformed: exit 2 by design
+    for (const auto& root : roots) {
+      auto p = run_interprobe({"run", "--root", root.string(), "--json"});
+      if (p.exit_code != 0) throw std::runtime_error(root.string() + ": exit " + std::to_string(p.exit_code) + ": " + p.err);
+      out[root.parent_path().filename().string() + "/" + root.filename().string()] = p.out;
+    }
+    return out;
+  }();
+  return reports;
+}
+
+std::vector<fs::path> v1_reports() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(fs::path(INTERPROBE_SOURCE_DIR) / "tests/golden/v1"))
+    if (e.path().extension() == ".json") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool have_jsonschema() {
+  std::string python = INTERPROBE_PYTHON3;
+  return !python.empty() && std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) == 0;
+}
+
+// The unit a path's last segment names: ".../gbps" and ".../peak_gbps" are gbps.
+std::string unit_of_leaf(const std::string& path) {
+  std::string leaf = path.substr(path.rfind('/') + 1);
+  leaf = leaf.substr(0, leaf.find('#'));
+  static const std::pair<const char*, const char*> kSuffixes[] = {
+      {"gbps", "gbps"}, {"_us", "us"}, {"_bytes", "bytes"}, {"_s", "s"}, {"_gts", "gts"}, {"_fraction", "fraction"}};
+  for (const auto& [suffix, unit] : kSuffixes) {
+    std::string s = suffix;
+    if (leaf.size() >= s.size() && leaf.compare(leaf.size() - s.size(), s.size(), s) == 0) return unit;
+  }
+  return "count";
+}
+
+const MetricRow* find_row(const std::vector<MetricRow>& rows, const std::string& path) {
+  for (const auto& row : rows)
+    if (row.path == path) return &row;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(ReportModel, EveryFixtureReportRoundTripsByteForByte) {
+  ASSERT_GE(fixture_reports().size(), 20u);
+  for (const auto& [name, text] : fixture_reports()) {
+    Report r = parse_report_text(text, name);
+    EXPECT_EQ(to_json_text(r), text) << name;
+  }
+}
+
+TEST(ReportModel, EveryFixtureReportAndEveryUpgraded1xReportValidates) {
+  if (!have_jsonschema()) GTEST_SKIP() << "python3-jsonschema not installed";
+  fs::path dir = fs::temp_directory_path() / ("interprobe-model-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string files;
+  int n = 0;
+  for (const auto& [name, text] : fixture_reports()) {
+    auto out = dir / (std::to_string(n++) + ".json");
+    std::ofstream(out) << text;
+    files += " " + out.string();
+  }
+  for (const auto& v1 : v1_reports()) {
+    auto out = dir / ("v1-" + v1.filename().string());
+    std::ofstream(out) << to_json_text(read_report_file(v1));
+    files += " " + out.string();
+  }
+  std::string cmd = std::string(INTERPROBE_PYTHON3) + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " +
+                    INTERPROBE_SOURCE_DIR + "/report/schema/report.schema.json" + files;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  fs::remove_all(dir);
+}
+
+TEST(ReportModel, Saved1xReportsStillRenderThroughReportFile) {
+  auto reports = v1_reports();
+  ASSERT_GE(reports.size(), 5u);
+  for (const auto& v1 : reports) {
+    auto p = run_interprobe({"report", v1.string()});
+    EXPECT_EQ(p.exit_code, 0) << v1 << ": " << p.err;
+    EXPECT_NE(p.out.find("probes"), std::string::npos) << v1;
+    // What 1.x called `seconds` is 2.0's `duration_s`, value for value.
+    auto old_json = nlohmann::json::parse(read_text(v1));
+    Report upgraded = read_report_file(v1);
+    ASSERT_EQ(upgraded.probes.size(), old_json.at("probes").size()) << v1;
+    for (std::size_t i = 0; i < upgraded.probes.size(); ++i)
+      EXPECT_DOUBLE_EQ(upgraded.probes[i].duration_s, old_json["probes"][i].at("seconds").get<double>()) << v1;
+    EXPECT_EQ(upgraded.schema_version, kSchemaVersion) << v1;
+  }
+}
+
+TEST(Metrics, EveryFixtureGivesUniquePathsWithTheUnitTheirKeyNames) {
+  for (const auto& [name, text] : fixture_reports()) {
+    auto rows = metrics_of(parse_report_text(text, name));
+    ASSERT_FALSE(rows.empty()) << name;  // every report has its probes' durations at least
+    std::set<std::string> paths;
+    for (const auto& row : rows) {
+      EXPECT_TRUE(paths.insert(row.path).second) << name << ": duplicate " << row.path;
+      EXPECT_EQ(row.unit, unit_of_leaf(row.path)) << name << ": " << row.path;
+      EXPECT_EQ(row.labels.count("section"), 1u) << row.path;
+    }
+  }
+}
+
+TEST(Metrics, TopologyRowsCarryThePairsAndLinks) {
+  auto hgx = metrics_of(parse_report_text(fixture_reports().at("topology/hgx-h100-nvswitch"), "hgx"));
+  const MetricRow* nvlinks = find_row(hgx, "topology/gpu_pairs/0-1/nvlinks");
+  ASSERT_TRUE(nvlinks);
+  EXPECT_EQ(nvlinks->value, 18);  // NV18 through the NVSwitches
+  EXPECT_EQ(nvlinks->better, Better::higher);
+  EXPECT_EQ(nvlinks->labels.at("path"), "NV18");
+  auto proxmox = metrics_of(parse_report_text(fixture_reports().at("topology/proxmox-q35-8gpu-rootports"), "pve"));
+  const MetricRow* link = find_row(proxmox, "topology/gpus/7/link/current_gts");
+  ASSERT_TRUE(link);
+  EXPECT_DOUBLE_EQ(link->value, 32.0);
+  EXPECT_FALSE(link->spread);  // read, not timed
+  std::size_t pairs = 0;
+  for (const auto& row : proxmox) pairs += row.path.rfind("topology/gpu_pairs/", 0) == 0 && row.unit == "count";
+  EXPECT_EQ(pairs, 28u);  // 8 GPUs: 28 pairs
+}
+
+TEST(Metrics, MeasuredRowsCarryTheirSpread) {
+  Report bw = read_report_file(fs::path(INTERPROBE_SOURCE_DIR) / "tests/golden/v1/bw-host.json");
+  auto rows = metrics_of(bw);
+  const MetricRow* rate = find_row(rows, "bandwidth/host/memcpy/node0->node0/pageable/x1/1MiB/gbps");
+  ASSERT_TRUE(rate) << "rows: " << rows.size();
+  EXPECT_EQ(rate->better, Better::higher);
+  ASSERT_TRUE(rate->spread);
+  EXPECT_GT(rate->spread->samples, 0);
+  ASSERT_TRUE(rate->spread->min && rate->spread->max);
+  EXPECT_LE(*rate->spread->min, rate->value);
+  EXPECT_GE(*rate->spread->max, rate->value);
+  EXPECT_EQ(rate->labels.at("bytes"), "1048576");
+
+  Report mpi = read_report_file(fs::path(INTERPROBE_SOURCE_DIR) / "tests/golden/v1/allreduce-mpi.json");
+  auto collective = metrics_of(mpi);
+  const MetricRow* latency = find_row(collective, "collective/mpi/8B/time_us");
+  ASSERT_TRUE(latency);
+  EXPECT_EQ(latency->better, Better::lower);
+  ASSERT_TRUE(latency->spread);
+  EXPECT_LE(*latency->spread->min, latency->value);
+  EXPECT_TRUE(find_row(collective, "collective/mpi/in_place/64KiB/busbw_gbps"));
+}
+
+TEST(Metrics, SizeSegmentsAreExactBinaryUnits) {
+  EXPECT_EQ(size_segment(8), "8B");
+  EXPECT_EQ(size_segment(4096), "4KiB");
+  EXPECT_EQ(size_segment(256 << 20), "256MiB");
+  EXPECT_EQ(size_segment(std::int64_t{1} << 30), "1GiB");
+  EXPECT_EQ(size_segment(1000), "1000B");
+  EXPECT_EQ(size_segment(1536), "1536B");
+}
