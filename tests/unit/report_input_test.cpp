@@ -195,3 +195,25 @@ TEST(ReportInput, NewerMinorVersionWithUnknownKeysIsStillRead) {
                                   "\"schema_version\":\"2.7.0\",\"future\":{\"x\":[1,{\"y\":2}]}");
   EXPECT_EQ(parse_error(text), "");
 }
+
+TEST(ReportInput, SchemaViolationsNameTheKeyPath) {
+  std::string text = report_with_evidence("{}");
+  std::string msg = parse_error(replace_once(text, "\"severity\":\"warn\"", "\"severity\":\"critical\""));
+  EXPECT_NE(msg.find("in.json: findings[0].severity: \"critical\" is not one of \"info\", \"warn\", \"fail\""),
+            std::string::npos) << msg;
+  msg = parse_error(replace_once(text, ",\"title\":\"t\"", ""));
+  EXPECT_NE(msg.find("in.json: findings[0]: missing required key 'title'"), std::string::npos) << msg;
+  msg = parse_error(replace_once(text, "\"duration_s\":0.0", "\"duration_s\":-3"));
+  EXPECT_NE(msg.find("host.duration_s: -3 is below the minimum 0"), std::string::npos) << msg;
+}
+
+TEST(ReportInput, A1xReportMayLackKeysIts1xReaderDefaulted) {
+  // 1.x readers gave missing keys defaults; an upgraded 1.x report keeps that leniency.
+  std::string text = replace_once(report_with_evidence("{}"), "\"schema_version\":\"2.0.0\"", "\"schema_version\":\"1.0.0\"");
+  text = replace_once(text, "\"duration_s\":0.01", "\"seconds\":0.01");
+  text = replace_once(text, ",\"title\":\"t\"", "");
+  Report r = parse_report_text(text, "old.json");
+  EXPECT_DOUBLE_EQ(r.probes.at(0).duration_s, 0.01);
+  EXPECT_EQ(r.findings.at(0).title, "");
+  EXPECT_EQ(r.schema_version, kSchemaVersion);
+}

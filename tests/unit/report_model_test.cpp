@@ -189,3 +189,43 @@ TEST(Metrics, SizeSegmentsAreExactBinaryUnits) {
   EXPECT_EQ(size_segment(1000), "1000B");
   EXPECT_EQ(size_segment(1536), "1536B");
 }
+
+namespace {
+
+// The schema's `enum` at `pointer`, without null (nullable fields list it too).
+std::set<std::string> schema_enum(const std::string& pointer) {
+  static const auto schema =
+      nlohmann::json::parse(read_text(fs::path(INTERPROBE_SOURCE_DIR) / "report/schema/report.schema.json"));
+  std::set<std::string> out;
+  for (const auto& v : schema.at(nlohmann::json::json_pointer(pointer)).at("enum"))
+    if (!v.is_null()) out.insert(v.get<std::string>());
+  return out;
+}
+
+template <class E>
+std::set<std::string> table_names() {
+  std::set<std::string> out;
+  for (const auto& entry : names(E{})) out.insert(entry.name);
+  return out;
+}
+
+}  // namespace
+
+TEST(Vocabulary, EveryEnumTableEqualsItsSchemaEnum) {
+  struct Check {
+    const char* pointer;
+    std::set<std::string> names;
+  };
+  const Check checks[] = {
+      {"/$defs/probe/properties/status", table_names<ProbeStatus>()},
+      {"/$defs/finding/properties/severity", table_names<Severity>()},
+      {"/$defs/library/properties/version_source", table_names<VersionSource>()},
+  };
+  for (const auto& check : checks) EXPECT_EQ(check.names, schema_enum(check.pointer)) << check.pointer;
+}
+
+TEST(Vocabulary, NamesRoundTripAndUnknownTextIsRefused) {
+  for (const auto& entry : names(Severity{})) EXPECT_EQ(parse_enum<Severity>(to_string(entry.value)), entry.value);
+  EXPECT_FALSE(parse_enum<Severity>("critical"));
+  EXPECT_EQ(enum_choices<Severity>(), "info, warn, fail");
+}
