@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::cerr << "interprobe: error: " << printable(e.what()) << "\n";
     return kExitUsage;
+  } catch (const InterruptedError&) {
+    // A command that had nothing measured yet (e.g. `report` waiting on a silent pipe).
+    std::cerr << "interprobe: interrupted\n";
+    return kExitInterrupted;
   } catch (const UnsupportedError& e) {
     std::cerr << "interprobe: cannot run here: " << printable(e.what()) << "\n";
     return kExitUnsupported;

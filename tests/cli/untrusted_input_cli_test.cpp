@@ -1,11 +1,15 @@
 // Hostile input through the binary: reports and option values that used to crash, hang or put
 // control sequences on the terminal end in exit 2 with a message naming what was wrong.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
@@ -145,4 +149,26 @@ TEST(UntrustedInputCli, HwlocXmlTroubleIsExit2WithOurMessageOnly) {
   EXPECT_NE(p.err.find("hwloc cannot load it"), std::string::npos) << p.err;
   EXPECT_EQ(p.err.find("XML component discovery failed"), std::string::npos) << p.err;
   expect_no_control_sequence(p.err);
+}
+
+TEST(ReportCli, CtrlCWhileReadingASilentPipeIsExit130) {
+  TempTree dir;
+  auto fifo = dir.path() / "silent.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A writer that never writes: O_RDWR does not block on a FIFO, and keeps it open.
+  int writer = ::open(fifo.c_str(), O_RDWR);
+  ASSERT_GE(writer, 0);
+  interprobe::testing::RunLimits limits;
+  limits.time = std::chrono::seconds(20);
+  limits.before_exec = [](int pid) {
+    std::thread([pid] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      ::kill(pid, SIGINT);
+    }).detach();
+  };
+  auto p = interprobe::testing::run_interprobe({"report", fifo.string()}, {}, limits);
+  ::close(writer);
+  EXPECT_FALSE(p.timed_out);
+  EXPECT_EQ(p.exit_code, 130) << p.err;
+  EXPECT_NE(p.err.find("interprobe: interrupted"), std::string::npos) << p.err;
 }
