@@ -80,7 +80,10 @@ class Walker {
   }
 
   static std::string check_value(const json& v, const json& schema, const std::string& path) {
-    if (auto values = schema.find("enum"); values != schema.end()) {
+    // An open vocabulary (finding ids): the schema lists what this version writes, a reader
+    // accepts what a newer minor version may add.
+    bool open_on_read = schema.value("x-open-on-read", false);
+    if (auto values = schema.find("enum"); values != schema.end() && !open_on_read) {
       if (std::find(values->begin(), values->end(), v) == values->end()) {
         std::vector<std::string> names;
         for (const auto& value : *values) names.push_back(value.dump());

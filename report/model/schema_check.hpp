@@ -6,7 +6,8 @@
 // subset our schema uses: $ref (local), type, required, properties, additionalProperties (as a
 // schema; `false` is not enforced on read, so a newer minor version's extra keys are accepted),
 // items, enum, const, minimum, exclusiveMinimum, oneOf/anyOf (as "any of"). `pattern` is not
-// checked on read (the full validator in the tests checks our output).
+// checked on read (the full validator in the tests checks our output); an `enum` beside
+// `"x-open-on-read": true` (finding ids) lists what this version writes and is not enforced on read.
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
