@@ -1,5 +1,4 @@
-// Compiled only when the build has CUDA: which CUDA paths this machine has, and where their
-// host buffers go.
+// Which CUDA paths this machine has, and where their host buffers go.
 #include <algorithm>
 
 #include <fmt/format.h>

@@ -1,46 +1,62 @@
-// Compiled only when the build has CUDA.
+// The copy engine's CUDA resources over the driver API (probes/gpu/cuda_driver.hpp).
 #include "probes/bandwidth/cuda_support.hpp"
-
-#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "probes/bandwidth/cuda_kernels.hpp"
 #include "common/errors.hpp"
+#include "probes/bandwidth/cuda_kernels.hpp"
+#include "probes/gpu/cuda_driver.hpp"
 
 namespace interprobe::cuda {
 
-void check(int rc, const char* call) {
-  if (rc == cudaSuccess) return;
-  throw VendorError(call, rc, cudaGetErrorString(static_cast<cudaError_t>(rc)));
+namespace {
+
+const cu::Driver& drv() { return cu::driver(); }
+
+cu::DevicePtr dptr(const void* p) { return static_cast<cu::DevicePtr>(reinterpret_cast<std::uintptr_t>(p)); }
+void* hptr(cu::DevicePtr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
+
+int attribute(int attr, int device) {
+  int value = 0;
+  cu::check(drv().device_get_attribute(&value, attr, device), "cuDeviceGetAttribute");
+  return value;
 }
 
+}  // namespace
+
 std::vector<DeviceInfo> enumerate_devices() {
+  const cu::Driver& d = drv();  // UnsupportedError: no driver, too old, cuInit failed
   int count = 0;
-  cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess)
-    throw UnsupportedError(fmt::format("no usable CUDA device: cudaGetDeviceCount: {} ({}); install the NVIDIA driver "
-                                       "and check `nvidia-smi`",
-                                       cudaGetErrorString(rc), static_cast<int>(rc)));
-  if (count == 0) throw UnsupportedError("no CUDA device: cudaGetDeviceCount found 0 devices");
+  if (cu::Result rc = d.device_get_count(&count); rc != cu::kSuccess)
+    throw UnsupportedError(fmt::format("no usable CUDA device: cuDeviceGetCount: {}", d.describe(rc)));
+  if (count == 0) throw UnsupportedError("no CUDA device: cuDeviceGetCount found 0 devices");
   std::vector<DeviceInfo> devices;
-  for (int d = 0; d < count; ++d) {
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    cu::Device dev = 0;
+    cu::check(d.device_get(&dev, ordinal), "cuDeviceGet");
     DeviceInfo info;
-    info.ordinal = d;
-    char bus_id[64] = {};
-    check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, d), "cudaDeviceGetPCIBusId");
-    info.bdf = bus_id;
+    info.ordinal = dev;
+    char text[256] = {};
+    cu::check(d.device_get_pci_bus_id(text, sizeof text, dev), "cuDeviceGetPCIBusId");
+    info.bdf = text;
     std::transform(info.bdf.begin(), info.bdf.end(), info.bdf.begin(), [](unsigned char c) { return std::tolower(c); });
-    cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, d), "cudaGetDeviceProperties");
-    info.name = prop.name;
-    info.sm_count = std::max(1, prop.multiProcessorCount);
-    DeviceGuard guard(d);
-    check(cudaMemGetInfo(&info.free_bytes, &info.total_bytes), "cudaMemGetInfo");
+    char name[256] = {};
+    cu::check(d.device_get_name(name, sizeof name, dev), "cuDeviceGetName");
+    info.name = name;
+    info.sm_count = std::max(1, attribute(cu::kAttrMultiprocessorCount, dev));
+    info.cc_major = attribute(cu::kAttrComputeCapabilityMajor, dev);
+    info.cc_minor = attribute(cu::kAttrComputeCapabilityMinor, dev);
+    DeviceGuard guard(dev);
+    cu::check(d.mem_get_info(&info.free_bytes, &info.total_bytes), "cuMemGetInfo");
     devices.push_back(std::move(info));
   }
   // PCI bus order, the order the topology section numbers GPUs in, whatever CUDA_DEVICE_ORDER says.
@@ -48,32 +64,73 @@ std::vector<DeviceInfo> enumerate_devices() {
   return devices;
 }
 
+cu::Context primary_context(int device) {
+  static std::mutex m;
+  static std::map<int, cu::Context> contexts;
+  std::lock_guard lock(m);
+  if (auto it = contexts.find(device); it != contexts.end()) return it->second;
+  cu::Context ctx = nullptr;
+  cu::check(drv().primary_ctx_retain(&ctx, device), "cuDevicePrimaryCtxRetain");
+  contexts[device] = ctx;
+  return ctx;
+}
+
 bool can_access_peer(int a, int b) {
   int can = 0;
-  check(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
+  cu::check(drv().device_can_access_peer(&can, a, b), "cuDeviceCanAccessPeer");
   return can != 0;
 }
 
 void set_peer_access(int a, int b, bool enabled) {
   if (a == b) return;
   DeviceGuard guard(a);
-  cudaError_t rc = enabled ? cudaDeviceEnablePeerAccess(b, 0) : cudaDeviceDisablePeerAccess(b);
-  if (rc == cudaErrorPeerAccessAlreadyEnabled || rc == cudaErrorPeerAccessNotEnabled) {
-    (void)cudaGetLastError();  // not an error here: already in the state asked for
-    return;
-  }
-  check(rc, enabled ? "cudaDeviceEnablePeerAccess" : "cudaDeviceDisablePeerAccess");
+  cu::Context peer = primary_context(b);
+  cu::Result rc = enabled ? drv().ctx_enable_peer_access(peer, 0) : drv().ctx_disable_peer_access(peer);
+  if (rc == cu::kErrorPeerAccessAlreadyEnabled || rc == cu::kErrorPeerAccessNotEnabled) return;  // as asked already
+  cu::check(rc, enabled ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess");
 }
 
 DeviceGuard::DeviceGuard(int device) {
-  check(cudaGetDevice(&previous_), "cudaGetDevice");
-  check(cudaSetDevice(device), "cudaSetDevice");
+  cu::check(drv().ctx_get_current(&previous_), "cuCtxGetCurrent");
+  cu::check(drv().ctx_set_current(primary_context(device)), "cuCtxSetCurrent");
 }
-DeviceGuard::~DeviceGuard() { (void)cudaSetDevice(previous_); }
+DeviceGuard::~DeviceGuard() { (void)drv().ctx_set_current(previous_); }
+
+void synchronize_device(int device) {
+  DeviceGuard guard(device);
+  cu::check(drv().ctx_synchronize(), "cuCtxSynchronize");
+}
+
+void memset_device(int device, void* ptr, int value, std::size_t bytes) {
+  DeviceGuard guard(device);
+  cu::check(drv().memset_d8(dptr(ptr), static_cast<unsigned char>(value), bytes), "cuMemsetD8");
+}
+
+void copy_to_host(int device, void* dst, const void* src, std::size_t bytes) {
+  DeviceGuard guard(device);
+  cu::check(drv().memcpy_dtoh(dst, dptr(src), bytes), "cuMemcpyDtoH");
+}
+
+void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream) {
+  if (src_device < 0)
+    cu::check(drv().memcpy_htod_async(dptr(dst), src, bytes, stream), "cuMemcpyHtoDAsync");
+  else if (dst_device < 0)
+    cu::check(drv().memcpy_dtoh_async(dst, dptr(src), bytes, stream), "cuMemcpyDtoHAsync");
+  else
+    cu::check(drv().memcpy_dtod_async(dptr(dst), dptr(src), bytes, stream), "cuMemcpyDtoDAsync");
+}
+
+void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream) {
+  cu::check(drv().memcpy_peer_async(dptr(dst), primary_context(dst_device), dptr(src), primary_context(src_device),
+                                    bytes, stream),
+            "cuMemcpyPeerAsync");
+}
 
 DeviceMemory::DeviceMemory(int device, std::size_t bytes) : device_(device), bytes_(bytes) {
   DeviceGuard guard(device);
-  check(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 1)), "cudaMalloc");
+  cu::DevicePtr p = 0;
+  cu::check(drv().mem_alloc(&p, std::max<std::size_t>(bytes, 1)), "cuMemAlloc");
+  ptr_ = hptr(p);
 }
 DeviceMemory::DeviceMemory(DeviceMemory&& o) noexcept
     : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
@@ -88,68 +145,82 @@ DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
 }
 DeviceMemory::~DeviceMemory() { reset(); }
 void DeviceMemory::reset() noexcept {
-  if (ptr_) (void)cudaFree(ptr_);
+  if (ptr_) (void)drv().mem_free(dptr(ptr_));
   ptr_ = nullptr;
 }
 
 PinnedRegistration::PinnedRegistration(void* ptr, std::size_t bytes) {
-  check(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped), "cudaHostRegister");
+  cu::check(drv().mem_host_register(ptr, bytes, cu::kMemHostRegisterPortable | cu::kMemHostRegisterDeviceMap),
+            "cuMemHostRegister");
   ptr_ = ptr;
 }
 PinnedRegistration::PinnedRegistration(PinnedRegistration&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
 PinnedRegistration& PinnedRegistration::operator=(PinnedRegistration&& o) noexcept {
   if (this != &o) {
-    if (ptr_) (void)cudaHostUnregister(ptr_);
+    if (ptr_) (void)drv().mem_host_unregister(ptr_);
     ptr_ = std::exchange(o.ptr_, nullptr);
   }
   return *this;
 }
 PinnedRegistration::~PinnedRegistration() {
-  if (ptr_) (void)cudaHostUnregister(ptr_);
+  if (ptr_) (void)drv().mem_host_unregister(ptr_);
 }
 void* PinnedRegistration::device_pointer() const {
-  void* device = nullptr;
-  check(cudaHostGetDevicePointer(&device, ptr_, 0), "cudaHostGetDevicePointer");
-  return device;
+  cu::DevicePtr device = 0;
+  cu::check(drv().mem_host_get_device_pointer(&device, ptr_, 0), "cuMemHostGetDevicePointer");
+  return hptr(device);
 }
 
 Stream::Stream(int device) : device_(device) {
   DeviceGuard guard(device);
-  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  cu::check(drv().stream_create(&stream_, cu::kStreamNonBlocking), "cuStreamCreate");
 }
 Stream::~Stream() {
-  if (stream_) (void)cudaStreamDestroy(stream_);
+  if (stream_) (void)drv().stream_destroy(stream_);
 }
-void Stream::synchronize() const { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+void Stream::synchronize() const { cu::check(drv().stream_synchronize(stream_), "cuStreamSynchronize"); }
 
 Event::Event(int device, bool timing) : device_(device) {
   DeviceGuard guard(device);
-  check(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  cu::check(drv().event_create(&event_, timing ? cu::kEventDefault : cu::kEventDisableTiming), "cuEventCreate");
 }
 Event::~Event() {
-  if (event_) (void)cudaEventDestroy(event_);
+  if (event_) (void)drv().event_destroy(event_);
 }
-void Event::record(const Stream& stream) const { check(cudaEventRecord(event_, stream.get()), "cudaEventRecord"); }
-void Event::synchronize() const { check(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
+void Event::record(const Stream& stream) const { cu::check(drv().event_record(event_, stream.get()), "cuEventRecord"); }
+void Event::synchronize(double timeout_s) const {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    cu::Result rc = drv().event_query(event_);
+    if (rc == cu::kSuccess) return;
+    if (rc != cu::kErrorNotReady) cu::check(rc, "cuEventQuery");
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error(fmt::format("GPU work did not complete within {:.0f} s (a copy that never finishes: "
+                                           "driver or link stalled?)",
+                                           timeout_s));
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
 float Event::elapsed_ms_since(const Event& start) const {
   float ms = 0;
-  check(cudaEventElapsedTime(&ms, start.event_, event_), "cudaEventElapsedTime");
+  cu::check(drv().event_elapsed_time(&ms, start.event_, event_), "cuEventElapsedTime");
   return ms;
 }
 
 void wait_event(const Stream& stream, const Event& event) {
-  check(cudaStreamWaitEvent(stream.get(), event.get(), 0), "cudaStreamWaitEvent");
+  cu::check(drv().stream_wait_event(stream.get(), event.get(), 0), "cuStreamWaitEvent");
 }
 
 HoldFlag::HoldFlag() {
   void* p = nullptr;
-  check(cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
+  cu::check(drv().mem_host_alloc(&p, 2 * sizeof(int), cu::kMemHostAllocPortable | cu::kMemHostAllocDeviceMap),
+            "cuMemHostAlloc");
   flag_ = static_cast<volatile int*>(p);
   timed_out_ = static_cast<int*>(p) + 1;
   arm();
 }
 HoldFlag::~HoldFlag() {
-  if (flag_) (void)cudaFreeHost(const_cast<int*>(flag_));
+  if (flag_) (void)drv().mem_free_host(const_cast<int*>(flag_));
 }
 void HoldFlag::arm() {
   *flag_ = 0;
@@ -157,13 +228,11 @@ void HoldFlag::arm() {
 }
 void HoldFlag::hold(const Stream& stream, std::uint64_t timeout_ns) {
   DeviceGuard guard(stream.device());
-  void* flag_device = nullptr;
-  void* timed_out_device = nullptr;
-  check(cudaHostGetDevicePointer(&flag_device, const_cast<int*>(flag_), 0), "cudaHostGetDevicePointer");
-  check(cudaHostGetDevicePointer(&timed_out_device, timed_out_, 0), "cudaHostGetDevicePointer");
-  check(cuda_kernels::launch_hold(stream.get(), static_cast<const volatile int*>(flag_device),
-                                  static_cast<int*>(timed_out_device), timeout_ns),
-        "hold kernel launch");
+  cu::DevicePtr flag_device = 0, timed_out_device = 0;
+  cu::check(drv().mem_host_get_device_pointer(&flag_device, const_cast<int*>(flag_), 0), "cuMemHostGetDevicePointer");
+  cu::check(drv().mem_host_get_device_pointer(&timed_out_device, timed_out_, 0), "cuMemHostGetDevicePointer");
+  cuda_kernels::launch_hold(stream.device(), stream.get(), static_cast<const volatile int*>(hptr(flag_device)),
+                            static_cast<int*>(hptr(timed_out_device)), timeout_ns);
 }
 void HoldFlag::release() { __atomic_store_n(const_cast<int*>(flag_), 1, __ATOMIC_RELEASE); }
 bool HoldFlag::timed_out() const { return __atomic_load_n(timed_out_, __ATOMIC_ACQUIRE) != 0; }

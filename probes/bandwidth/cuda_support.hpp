@@ -1,37 +1,39 @@
 #pragma once
-// Thin RAII over the CUDA runtime for the copy engine (cuda_support.cpp). No CUDA header:
-// streams and events are the runtime's opaque CUstream_st / CUevent_st.
+// Thin RAII over the CUDA driver API for the copy engine (cuda_support.cpp): each device's
+// primary context (what the CUDA runtime, and so NCCL, uses too), memory, streams, events.
+// No vendor header: the driver is declared in probes/gpu/cuda_driver_api.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-struct CUstream_st;
-struct CUevent_st;
+#include "probes/gpu/cuda_driver_api.hpp"
 
 namespace interprobe::cuda {
-
-// Throws VendorError naming the call when rc (a cudaError_t) is not success.
-void check(int rc, const char* call);
 
 struct DeviceInfo {
   int ordinal = 0;        // CUDA's number
   std::string bdf;        // "0000:1b:00.0", lower case like sysfs
   std::string name;
   int sm_count = 1;
+  int cc_major = 0, cc_minor = 0;
   std::size_t free_bytes = 0, total_bytes = 0;
 };
 
-// Every device, in PCI bus order. Throws UnsupportedError with cudaGetDeviceCount's reason
-// when there is no driver or no device.
+// Every device, in PCI bus order. Throws UnsupportedError with the reason when there is no
+// driver, a driver older than CUDA 12.0, or no device.
 std::vector<DeviceInfo> enumerate_devices();
 
-// cudaDeviceCanAccessPeer(a, b).
+// The device's primary context, retained on first use and kept for the process's lifetime
+// (as the runtime does: NCCL and cuBLASLt then share it).
+cu::Context primary_context(int device);
+
+// cuDeviceCanAccessPeer(a, b).
 bool can_access_peer(int a, int b);
 // Peer access from a's context to b's memory on or off; idempotent.
 void set_peer_access(int a, int b, bool enabled);
 
-class DeviceGuard {  // makes `device` current for the scope
+class DeviceGuard {  // makes `device`'s primary context current for the scope
  public:
   explicit DeviceGuard(int device);
   ~DeviceGuard();
@@ -39,8 +41,21 @@ class DeviceGuard {  // makes `device` current for the scope
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
-  int previous_ = 0;
+  cu::Context previous_ = nullptr;
 };
+
+// Waits for everything queued on the device (cuCtxSynchronize in its context).
+void synchronize_device(int device);
+// Device memory of `device` set to `value` (cuMemsetD8, ordered on the legacy stream).
+void memset_device(int device, void* ptr, int value, std::size_t bytes);
+// Device to host, synchronously.
+void copy_to_host(int device, void* dst, const void* src, std::size_t bytes);
+// An engine copy on `stream`: host to device, device to host or within a device, by which side
+// is a GPU (-1 = host memory).
+void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream);
+// A copy between two GPUs' memory (cuMemcpyPeerAsync): direct with peer access on, staged by
+// the driver with it off.
+void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream);
 
 class DeviceMemory {
  public:
@@ -60,7 +75,7 @@ class DeviceMemory {
   std::size_t bytes_ = 0;
 };
 
-// Page-locks existing host memory for DMA (cudaHostRegister, portable + mapped).
+// Page-locks existing host memory for DMA (cuMemHostRegister, portable + mapped).
 class PinnedRegistration {
  public:
   PinnedRegistration() = default;
@@ -81,13 +96,13 @@ class Stream {
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  CUstream_st* get() const { return stream_; }
+  cu::Stream get() const { return stream_; }
   int device() const { return device_; }
   void synchronize() const;
 
  private:
   int device_;
-  CUstream_st* stream_ = nullptr;
+  cu::Stream stream_ = nullptr;
 };
 
 class Event {
@@ -96,15 +111,18 @@ class Event {
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  CUevent_st* get() const { return event_; }
+  cu::Event get() const { return event_; }
   void record(const Stream& stream) const;
-  void synchronize() const;
+  // Waits for the event, at most `timeout_s`: throws when the work before it never completes
+  // (a hung copy), instead of waiting forever.
+  void synchronize(double timeout_s = kCompletionTimeoutS) const;
+  static constexpr double kCompletionTimeoutS = 60;
   // Milliseconds from `start` to this event (both recorded on streams of one device).
   float elapsed_ms_since(const Event& start) const;
 
  private:
   int device_;
-  CUevent_st* event_ = nullptr;
+  cu::Event event_ = nullptr;
 };
 
 void wait_event(const Stream& stream, const Event& event);
