@@ -53,10 +53,10 @@ extern "C" {
 
 __attribute__((visibility("default"))) const char* interprobe_sim_version() { return "interprobe-sim 1"; }
 
-// Tests: replace the description (JSON text) in this process; 0 on success.
+// Tests: replace the description (JSON text; nullptr: the default) in this process; 0 on success.
 __attribute__((visibility("default"))) int interprobe_sim_load(const char* json_text) {
   try {
-    reset_state(parse_config(json_text, "interprobe_sim_load"));
+    reset_state(json_text ? parse_config(json_text, "interprobe_sim_load") : default_config());
     return 0;
   } catch (const std::exception&) {
     return 1;
