@@ -44,6 +44,8 @@ void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::Lib
   std::optional<std::string> version;
   switch (lib) {
     case VendorLibrary::cuda_driver:
+      // tests/sim/cuda exports this marker: the report then says the driver was simulated.
+      if (auto marker = dl.symbol<const char*()>("interprobe_sim_version")) info.simulated = marker();
       if (auto get = dl.symbol<int(int*)>("cuDriverGetVersion")) {
         int v = 0;
         if (get(&v) == 0) version = dotted_cuda_version(v);

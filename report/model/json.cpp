@@ -51,6 +51,7 @@ json encode_library(const LibraryInfo& l) {
   put(j, "driver_version", l.driver_version);
   put(j, "devices", l.devices);
   put(j, "reason", l.reason);
+  put(j, "simulated", l.simulated);
   return j;
 }
 
@@ -63,6 +64,7 @@ LibraryInfo decode_library(const In& in) {
   l.driver_version = in.opt<std::string>("driver_version");
   l.devices = in.opt<int>("devices");
   l.reason = in.opt<std::string>("reason");
+  l.simulated = in.opt<std::string>("simulated");
   return l;
 }
 

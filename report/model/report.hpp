@@ -40,6 +40,9 @@ struct LibraryInfo {
   // Where the version came from: "library" (asked the loaded library), "file name"
   // (libnccl.so.2.28.9), "soname" (only the major version: libnccl.so.2), "compiled in".
   std::optional<std::string> version_source;
+  // Set when the loaded library is interprobe's test simulator (tests/sim), to its version:
+  // such a run never passes for a measurement of real hardware.
+  std::optional<std::string> simulated;
 };
 
 struct ToolInfo {

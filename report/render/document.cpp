@@ -51,7 +51,10 @@ Section header_section(const report::Report& r) {
       // Not asked from the library (it was not loaded): say which part of its file told it.
       if (lib.version && (lib.version_source == "file name" || lib.version_source == "soname"))
         version += " (" + *lib.version_source + ")";
-      t.rows.push_back({Cell(name), lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn),
+      if (lib.simulated) detail = "SIMULATED (" + *lib.simulated + "), not real hardware; " + detail;
+      Cell status = lib.simulated ? Cell("simulated", Tone::warn)
+                                  : (lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn));
+      t.rows.push_back({Cell(name), status,
                         Cell(version), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
     }
     s.blocks.push_back(std::move(t));
