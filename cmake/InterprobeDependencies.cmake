@@ -35,7 +35,7 @@ function(interprobe_resolve name found why)
   set(INTERPROBE_SUMMARY_${name} "${note}" PARENT_SCOPE)
 endfunction()
 
-interprobe_tristate(CUDA "CUDA runtime (static) and kernels")
+interprobe_tristate(CUDA "CUDA toolkit for the NCCL backend's runtime (the CUDA copy engine needs none)")
 interprobe_tristate(NCCL "NCCL all-reduce backend (library loaded at run time; needs nccl.h)")
 interprobe_tristate(NVML "NVML telemetry and topology (loaded at run time; no header needed)")
 interprobe_tristate(HWLOC "hwloc for CPUs, NUMA and XML topology")
@@ -45,6 +45,10 @@ interprobe_tristate(MPI "MPI backend for collectives")
 find_package(PkgConfig QUIET)
 
 # --- CUDA ---
+# The CUDA copy engine needs no toolkit: it opens libcuda at run time and declares the driver API
+# itself (probes/gpu), its kernels are PTX text in the repo. INTERPROBE_WITH_CUDA now means the
+# CUDA toolkit at build time for what still needs it: the NCCL backend's CUDA runtime (and nccl.h
+# beside it). tests/unit/gpu checks our driver declarations against cuda.h when that is installed.
 set(cuda_found FALSE)
 set(cuda_why "CUDA toolkit not found (set CUDAToolkit_ROOT or install it under /usr/local/cuda)")
 if(NOT INTERPROBE_WITH_CUDA_MODE STREQUAL "OFF")
@@ -52,25 +56,13 @@ if(NOT INTERPROBE_WITH_CUDA_MODE STREQUAL "OFF")
     set(CUDAToolkit_ROOT /usr/local/cuda)
   endif()
   find_package(CUDAToolkit QUIET)
-  include(CheckLanguage)
-  if(NOT CMAKE_CUDA_COMPILER AND EXISTS "${CUDAToolkit_ROOT}/bin/nvcc")
-    set(CMAKE_CUDA_COMPILER "${CUDAToolkit_ROOT}/bin/nvcc")
-  endif()
-  check_language(CUDA)
-  if(CUDAToolkit_FOUND AND TARGET CUDA::cudart_static AND CMAKE_CUDA_COMPILER)
+  if(CUDAToolkit_FOUND AND TARGET CUDA::cudart_static)
     set(cuda_found TRUE)
   elseif(CUDAToolkit_FOUND)
-    set(cuda_why "CUDA toolkit found but no nvcc / static runtime")
+    set(cuda_why "CUDA toolkit found but no static runtime (libcudart_static.a)")
   endif()
 endif()
 interprobe_resolve(CUDA ${cuda_found} "${cuda_why}")
-if(INTERPROBE_HAVE_CUDA)
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    # Hopper (H100/H200) as SASS + PTX; override with -DCMAKE_CUDA_ARCHITECTURES=...
-    set(CMAKE_CUDA_ARCHITECTURES 90)
-  endif()
-  enable_language(CUDA)
-endif()
 
 # --- NCCL (header only at build time) ---
 set(nccl_found FALSE)

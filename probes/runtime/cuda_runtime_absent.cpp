@@ -1,12 +1,12 @@
-// Compiled when the build has no CUDA.
+// Compiled when nothing links the CUDA runtime (no NCCL backend in this build).
 #include "probes/runtime/vendor_versions.hpp"
 
 namespace interprobe {
 
-report::LibraryInfo probe_cuda_runtime(bool) {
+report::LibraryInfo probe_cuda_runtime() {
   report::LibraryInfo info;
   info.found = false;
-  info.reason = "compiled out: this interprobe was built without CUDA; rebuild with -DINTERPROBE_WITH_CUDA=ON";
+  info.reason = "not linked: the GPU paths use the CUDA driver API (libcuda) directly";
   return info;
 }
 

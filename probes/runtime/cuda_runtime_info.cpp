@@ -1,6 +1,6 @@
-// Compiled only when the build has CUDA: the runtime is linked statically, so this reports the
-// version we were built with and, when the driver is loaded already, what it sees (asking
-// before that would load libcuda.so.1 only for the header).
+// Compiled when the NCCL backend links the CUDA runtime statically (the only part that still
+// does): the version it was built with. The runtime is not asked about devices: the driver line
+// ("cuda") carries them, from the driver API.
 #include <cuda_runtime_api.h>
 
 #include <fmt/format.h>
@@ -9,20 +9,12 @@
 
 namespace interprobe {
 
-report::LibraryInfo probe_cuda_runtime(bool ask_devices) {
+report::LibraryInfo probe_cuda_runtime() {
   report::LibraryInfo info;
   info.found = true;
-  info.path = "statically linked";
+  info.path = "statically linked (NCCL backend only)";
   info.version = fmt::format("{}.{}", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
   info.version_source = "compiled in";
-  if (!ask_devices) return info;
-  int count = 0;
-  cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) {
-    info.reason = fmt::format("cudaGetDeviceCount: {} ({})", cudaGetErrorString(rc), static_cast<int>(rc));
-  } else {
-    info.devices = count;
-  }
   return info;
 }
 

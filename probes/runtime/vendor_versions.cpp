@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/gpu/cuda_driver.hpp"
 #include "probes/runtime/library_file.hpp"
 
 namespace interprobe {
@@ -38,6 +39,15 @@ void describe_file(VendorLibrary lib, const std::string& path, report::LibraryIn
   }
 }
 
+// The devices the loaded driver sees (a probe called cuInit already; calling it again is a no-op).
+std::optional<int> driver_device_count(const DynamicLibrary& dl) {
+  auto init = dl.symbol<int(unsigned)>("cuInit");
+  auto count = dl.symbol<int(int*)>("cuDeviceGetCount");
+  int n = 0;
+  if (!init || !count || init(0) != 0 || count(&n) != 0) return std::nullopt;
+  return n;
+}
+
 // Asks a library a probe has loaded already. NVML is left to its file name: its version call
 // needs nvmlInit, a round trip through the kernel driver, for a header line.
 void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::LibraryInfo& info) {
@@ -49,6 +59,10 @@ void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::Lib
       if (auto get = dl.symbol<int(int*)>("cuDriverGetVersion")) {
         int v = 0;
         if (get(&v) == 0) version = dotted_cuda_version(v);
+        if (v > 0 && v < cu::kMinimumDriverVersion)
+          info.reason = fmt::format("CUDA {} is older than {}, the minimum interprobe needs", dotted_cuda_version(v),
+                                    cu::minimum_driver_text());
+        else if (v > 0) info.devices = driver_device_count(dl);
       }
       break;
     case VendorLibrary::nccl:
@@ -91,7 +105,7 @@ std::map<std::string, report::LibraryInfo> opened_vendor_libraries() {
     out[spec_of(lib).key] = std::move(info);
   }
   if (out.count(spec_of(VendorLibrary::cuda_driver).key) && out[spec_of(VendorLibrary::cuda_driver).key].found)
-    out["cudart"] = probe_cuda_runtime(/*ask_devices=*/true);
+    out["cudart"] = probe_cuda_runtime();
   return out;
 }
 
@@ -122,7 +136,7 @@ std::map<std::string, report::LibraryInfo> all_vendor_libraries_info() {
   auto out = opened_vendor_libraries();
   for (auto lib : all_vendor_libraries())
     if (!out.count(spec_of(lib).key)) out[spec_of(lib).key] = locate_vendor_library(lib);
-  if (!out.count("cudart")) out["cudart"] = probe_cuda_runtime(/*ask_devices=*/false);
+  if (!out.count("cudart")) out["cudart"] = probe_cuda_runtime();
   return out;
 }
 

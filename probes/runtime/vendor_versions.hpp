@@ -20,8 +20,9 @@ std::map<std::string, report::LibraryInfo> all_vendor_libraries_info();
 // One library on disk, not loaded: path, and the version its file name or SONAME carries.
 report::LibraryInfo locate_vendor_library(VendorLibrary lib);
 
-// The statically linked CUDA runtime: its version (compiled in) and, only when `ask_devices`
-// (the driver is loaded already), the devices it sees; says "compiled out" without CUDA.
-report::LibraryInfo probe_cuda_runtime(bool ask_devices);
+// The CUDA runtime: linked (statically) only for the NCCL backend, which still uses it; the GPU
+// paths use the driver API (probes/gpu). Its compiled-in version, or why it is not linked. It
+// never asks the runtime anything: that would load libcuda for a header line.
+report::LibraryInfo probe_cuda_runtime();
 
 }  // namespace interprobe
