@@ -42,6 +42,14 @@ interprobe::testing::Process run_bw(const std::string& description, std::vector<
   return run_interprobe(args, sim_env(description));
 }
 
+// The report of a run that must succeed (a failed run adds a failure and gives an empty report).
+interprobe::report::Report report_of(const std::string& description) {
+  auto p = run_bw(description);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  if (p.exit_code != 0) return {};
+  return interprobe::report::parse_report_text(p.out, "stdout");
+}
+
 // GB/s the link model gives for one copy of `bytes` (what the engine should measure).
 double model_gbps(const nlohmann::json& link, double bytes, int directions) {
   double seconds = link.at("latency_us").get<double>() * 1e-6 + bytes / (link.at("gbps").get<double>() * 1e9);
@@ -70,9 +78,8 @@ void expect_rates_follow_the_model(const interprobe::report::Report& r, const nl
 
 TEST(BwSimulated, H100NvSwitchEveryPairIsP2pAtTheModelsRates) {
   auto file = device_file("h100-sxm-8x-nvswitch.json");
-  auto p = run_bw(file);
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  auto r = report_of(file);
+  ASSERT_TRUE(r.bandwidth);
   ASSERT_TRUE(r.tool.libraries.count("cuda"));
   EXPECT_TRUE(r.tool.libraries.at("cuda").simulated) << "a simulated run must say so";
   EXPECT_EQ(r.tool.libraries.at("cuda").version, "12.4");
@@ -85,9 +92,8 @@ TEST(BwSimulated, H100NvSwitchEveryPairIsP2pAtTheModelsRates) {
 
 TEST(BwSimulated, KvmGuestWithP2pOffIsStaged) {
   auto file = device_file("rtx-pro-6000-8x-kvm-p2p-off.json");
-  auto p = run_bw(file);
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  auto r = report_of(file);
+  ASSERT_TRUE(r.bandwidth);
   expect_rates_follow_the_model(r, read_json(file));
   ASSERT_EQ(r.bandwidth->p2p_pairs.size(), 28u);
   for (const auto& t : r.bandwidth->p2p_pairs) {
@@ -99,9 +105,7 @@ TEST(BwSimulated, KvmGuestWithP2pOffIsStaged) {
 
 TEST(BwSimulated, CorruptPeerCopiesFailVerificationExactlyOnTheDirectPath) {
   auto file = device_file("a100-pcie-2x-p2p-corrupt.json");
-  auto p = run_bw(file);
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  auto r = report_of(file);
   ASSERT_TRUE(r.bandwidth);
   ASSERT_EQ(r.bandwidth->p2p_pairs.size(), 1u);
   EXPECT_EQ(r.bandwidth->p2p_pairs[0].truth, "corrupt") << r.bandwidth->p2p_pairs[0].reason;
@@ -118,9 +122,7 @@ TEST(BwSimulated, PeerAccessClaimedButSlowAsStagingIsClaimedButStaged) {
   auto file = write_temp("claimed.json", R"({
     "driver_version": 12040, "devices": [{}, {}], "peer_access": "all",
     "links": {"peer": {"gbps": 9, "latency_us": 15}, "staged": {"gbps": 10, "latency_us": 15}}})");
-  auto p = run_bw(file);
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  auto r = report_of(file);
   ASSERT_TRUE(r.bandwidth);
   ASSERT_EQ(r.bandwidth->p2p_pairs.size(), 1u);
   EXPECT_EQ(r.bandwidth->p2p_pairs[0].truth, "claimed-but-staged") << r.bandwidth->p2p_pairs[0].reason;
@@ -129,9 +131,7 @@ TEST(BwSimulated, PeerAccessClaimedButSlowAsStagingIsClaimedButStaged) {
 
 TEST(BwSimulated, OneL4BehindACuda12_2DriverLoadsTheIsa8_0Kernels) {
   auto file = device_file("l4-1x-cuda-12.2.json");
-  auto p = run_bw(file);
-  ASSERT_EQ(p.exit_code, 0) << p.err;
-  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  auto r = report_of(file);
   ASSERT_TRUE(r.bandwidth);
   EXPECT_EQ(r.tool.libraries.at("cuda").version, "12.2");
   expect_rates_follow_the_model(r, read_json(file));
