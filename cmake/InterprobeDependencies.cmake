@@ -35,8 +35,8 @@ function(interprobe_resolve name found why)
   set(INTERPROBE_SUMMARY_${name} "${note}" PARENT_SCOPE)
 endfunction()
 
-interprobe_tristate(CUDA "CUDA toolkit for the NCCL backend's runtime (the CUDA copy engine needs none)")
-interprobe_tristate(NCCL "NCCL all-reduce backend (library loaded at run time; needs nccl.h)")
+interprobe_tristate(CUDA "CUDA toolkit headers for nccl.h (nothing of CUDA is linked; the GPU paths build without it)")
+interprobe_tristate(NCCL "NCCL all-reduce backend (library loaded at run time; needs nccl.h and the CUDA headers)")
 interprobe_tristate(NVML "NVML telemetry and topology (loaded at run time; no header needed)")
 interprobe_tristate(HWLOC "hwloc for CPUs, NUMA and XML topology")
 interprobe_tristate(LIBPCI "libpci for the PCI inventory")
@@ -45,10 +45,11 @@ interprobe_tristate(MPI "MPI backend for collectives")
 find_package(PkgConfig QUIET)
 
 # --- CUDA ---
-# The CUDA copy engine needs no toolkit: it opens libcuda at run time and declares the driver API
-# itself (probes/gpu), its kernels are PTX text in the repo. INTERPROBE_WITH_CUDA now means the
-# CUDA toolkit at build time for what still needs it: the NCCL backend's CUDA runtime (and nccl.h
-# beside it). tests/unit/gpu checks our driver declarations against cuda.h when that is installed.
+# No part of interprobe links the CUDA toolkit: the copy engine and the NCCL backend open libcuda
+# at run time through our own declarations of the driver API (probes/gpu); the kernels are PTX
+# text in the repo. INTERPROBE_WITH_CUDA now means the toolkit's headers at build time, which
+# nccl.h still needs (it includes cuda_runtime.h for its types); tests/unit/gpu also checks our
+# driver declarations against cuda.h with them.
 set(cuda_found FALSE)
 set(cuda_why "CUDA toolkit not found (set CUDAToolkit_ROOT or install it under /usr/local/cuda)")
 if(NOT INTERPROBE_WITH_CUDA_MODE STREQUAL "OFF")
@@ -56,10 +57,10 @@ if(NOT INTERPROBE_WITH_CUDA_MODE STREQUAL "OFF")
     set(CUDAToolkit_ROOT /usr/local/cuda)
   endif()
   find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_FOUND AND TARGET CUDA::cudart_static)
+  if(CUDAToolkit_FOUND AND EXISTS "${CUDAToolkit_INCLUDE_DIRS}/cuda_runtime.h")
     set(cuda_found TRUE)
   elseif(CUDAToolkit_FOUND)
-    set(cuda_why "CUDA toolkit found but no static runtime (libcudart_static.a)")
+    set(cuda_why "CUDA toolkit found but not its headers (cuda_runtime.h)")
   endif()
 endif()
 interprobe_resolve(CUDA ${cuda_found} "${cuda_why}")

@@ -69,3 +69,40 @@ void launch_count_mismatches(int device, cu::Stream stream, const void* data, st
 }
 
 }  // namespace interprobe::cuda_kernels
+
+namespace interprobe::cuda {
+
+namespace {
+
+const cu::Driver& drv() { return cu::driver(); }
+void* hptr(cu::DevicePtr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
+
+}  // namespace
+
+HoldFlag::HoldFlag() {
+  void* p = nullptr;
+  cu::check(drv().mem_host_alloc(&p, 2 * sizeof(int), cu::kMemHostAllocPortable | cu::kMemHostAllocDeviceMap),
+            "cuMemHostAlloc");
+  flag_ = static_cast<volatile int*>(p);
+  timed_out_ = static_cast<int*>(p) + 1;
+  arm();
+}
+HoldFlag::~HoldFlag() {
+  if (flag_) (void)drv().mem_free_host(const_cast<int*>(flag_));
+}
+void HoldFlag::arm() {
+  *flag_ = 0;
+  __atomic_store_n(timed_out_, 0, __ATOMIC_RELEASE);
+}
+void HoldFlag::hold(const Stream& stream, std::uint64_t timeout_ns) {
+  DeviceGuard guard(stream.device());
+  cu::DevicePtr flag_device = 0, timed_out_device = 0;
+  cu::check(drv().mem_host_get_device_pointer(&flag_device, const_cast<int*>(flag_), 0), "cuMemHostGetDevicePointer");
+  cu::check(drv().mem_host_get_device_pointer(&timed_out_device, timed_out_, 0), "cuMemHostGetDevicePointer");
+  cuda_kernels::launch_hold(stream.device(), stream.get(), static_cast<const volatile int*>(hptr(flag_device)),
+                            static_cast<int*>(hptr(timed_out_device)), timeout_ns);
+}
+void HoldFlag::release() { __atomic_store_n(const_cast<int*>(flag_), 1, __ATOMIC_RELEASE); }
+bool HoldFlag::timed_out() const { return __atomic_load_n(timed_out_, __ATOMIC_ACQUIRE) != 0; }
+
+}  // namespace interprobe::cuda

@@ -4,6 +4,7 @@
 // context must be current (cuda::DeviceGuard). Each launcher throws VendorError on failure.
 #include <cstdint>
 
+#include "probes/gpu/cuda_device.hpp"
 #include "probes/gpu/cuda_driver_api.hpp"
 
 namespace interprobe::cuda_kernels {
@@ -25,3 +26,25 @@ void launch_count_mismatches(int device, cu::Stream stream, const void* data, st
                              unsigned long long* mismatches, int blocks);
 
 }  // namespace interprobe::cuda_kernels
+
+namespace interprobe::cuda {
+
+// A host flag in mapped pinned memory that hold kernels spin on.
+class HoldFlag {
+ public:
+  HoldFlag();
+  ~HoldFlag();
+  HoldFlag(const HoldFlag&) = delete;
+  HoldFlag& operator=(const HoldFlag&) = delete;
+  // Queues a kernel on `stream` that waits for release() (at most `timeout_ns`).
+  void hold(const Stream& stream, std::uint64_t timeout_ns);
+  void release();
+  void arm();             // before holding: flag down, timeout cleared
+  bool timed_out() const;
+
+ private:
+  volatile int* flag_ = nullptr;
+  int* timed_out_ = nullptr;
+};
+
+}  // namespace interprobe::cuda

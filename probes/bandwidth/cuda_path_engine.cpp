@@ -1,6 +1,6 @@
 // One engine class runs every CUDA path: buffers on the GPU or in (pinned or pageable,
 // NUMA-placed) host memory, copies queued behind a hold kernel and timed with events, the
-// destination checked against the pattern. Driver API only (cuda_support.hpp), no toolkit.
+// destination checked against the pattern. Driver API only (probes/gpu/cuda_device.hpp), no toolkit.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -10,7 +10,7 @@
 
 #include "probes/bandwidth/cuda_kernels.hpp"
 #include "probes/bandwidth/cuda_path.hpp"
-#include "probes/bandwidth/cuda_support.hpp"
+#include "probes/gpu/cuda_device.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/pattern.hpp"
 #include "common/units.hpp"

@@ -5,7 +5,7 @@
 
 #include "probes/bandwidth/cuda_engine.hpp"
 #include "probes/bandwidth/cuda_path.hpp"
-#include "probes/bandwidth/cuda_support.hpp"
+#include "probes/gpu/cuda_device.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "common/host_root.hpp"
 #include "common/text.hpp"

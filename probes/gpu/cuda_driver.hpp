@@ -41,10 +41,12 @@ namespace interprobe::cu {
   X(memcpy_dtod_async, MemcpyDtoDAsyncFn, "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2")    \
   X(memcpy_peer_async, MemcpyPeerAsyncFn, "cuMemcpyPeerAsync", "cuMemcpyPeerAsync")       \
   X(memcpy_dtoh, MemcpyDtoHFn, "cuMemcpyDtoH", "cuMemcpyDtoH_v2")                         \
+  X(memcpy_htod, MemcpyHtoDFn, "cuMemcpyHtoD", "cuMemcpyHtoD_v2")                         \
   X(memset_d8, MemsetD8Fn, "cuMemsetD8", "cuMemsetD8_v2")                                 \
   X(stream_create, StreamCreateFn, "cuStreamCreate", "cuStreamCreate")                    \
   X(stream_destroy, StreamDestroyFn, "cuStreamDestroy", "cuStreamDestroy_v2")             \
   X(stream_synchronize, StreamSynchronizeFn, "cuStreamSynchronize", "cuStreamSynchronize") \
+  X(stream_query, StreamQueryFn, "cuStreamQuery", "cuStreamQuery")                         \
   X(stream_wait_event, StreamWaitEventFn, "cuStreamWaitEvent", "cuStreamWaitEvent")       \
   X(event_create, EventCreateFn, "cuEventCreate", "cuEventCreate")                        \
   X(event_destroy, EventDestroyFn, "cuEventDestroy", "cuEventDestroy_v2")                 \

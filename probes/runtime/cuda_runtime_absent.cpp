@@ -1,4 +1,5 @@
-// Compiled when nothing links the CUDA runtime (no NCCL backend in this build).
+// The CUDA runtime is not part of interprobe: the copy engine and the NCCL backend use the driver
+// API (probes/gpu); NCCL and cuBLASLt bring their own runtime. The "cudart" line says so.
 #include "probes/runtime/vendor_versions.hpp"
 
 namespace interprobe {
@@ -6,7 +7,7 @@ namespace interprobe {
 report::LibraryInfo probe_cuda_runtime() {
   report::LibraryInfo info;
   info.found = false;
-  info.reason = "not linked: the GPU paths use the CUDA driver API (libcuda) directly";
+  info.reason = "not linked: interprobe uses the CUDA driver API (libcuda) directly";
   return info;
 }
 

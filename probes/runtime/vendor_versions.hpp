@@ -10,8 +10,8 @@
 
 namespace interprobe {
 
-// The libraries this process's probes opened or tried to (and the CUDA driver when the
-// statically linked runtime loaded it), keyed "cuda", "nvml", "nccl", "cublaslt", "cudart".
+// The libraries this process's probes opened or tried to (and the CUDA driver when a library
+// such as NCCL's runtime loaded it), keyed "cuda", "nvml", "nccl", "cublaslt", "cudart".
 std::map<std::string, report::LibraryInfo> opened_vendor_libraries();
 // Every vendor library (--version, --verbose): the opened ones as above, the others located
 // the way the loader would find them, without loading them.
@@ -20,9 +20,8 @@ std::map<std::string, report::LibraryInfo> all_vendor_libraries_info();
 // One library on disk, not loaded: path, and the version its file name or SONAME carries.
 report::LibraryInfo locate_vendor_library(VendorLibrary lib);
 
-// The CUDA runtime: linked (statically) only for the NCCL backend, which still uses it; the GPU
-// paths use the driver API (probes/gpu). Its compiled-in version, or why it is not linked. It
-// never asks the runtime anything: that would load libcuda for a header line.
+// The CUDA runtime: not linked (the GPU paths use the driver API); the line says so, so that a
+// reader of an older report's "cudart" line knows where it went.
 report::LibraryInfo probe_cuda_runtime();
 
 }  // namespace interprobe

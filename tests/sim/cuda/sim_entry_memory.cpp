@@ -194,6 +194,11 @@ SIM_API cu::Result cuMemcpyDtoH_v2(void* dst, cu::DevicePtr src, std::size_t byt
   std::memcpy(dst, to_ptr(src), bytes);
   return cu::kSuccess;
 }
+SIM_API cu::Result cuMemcpyHtoD_v2(cu::DevicePtr dst, const void* src, std::size_t bytes) {
+  if (!initialized()) return cu::kErrorNotInitialized;
+  std::memcpy(to_ptr(dst), src, bytes);
+  return cu::kSuccess;
+}
 SIM_API cu::Result cuMemsetD8_v2(cu::DevicePtr dst, unsigned char value, std::size_t bytes) {
   if (!initialized()) return cu::kErrorNotInitialized;
   std::memset(to_ptr(dst), value, bytes);
@@ -231,6 +236,11 @@ SIM_API cu::Result cuStreamDestroy_v2(cu::Stream h) {
 SIM_API cu::Result cuStreamSynchronize(cu::Stream h) {
   if (Stream* s = stream_of(h)) s->synchronize();
   return cu::kSuccess;
+}
+
+SIM_API cu::Result cuStreamQuery(cu::Stream h) {
+  Stream* s = stream_of(h);
+  return !s || s->idle() ? cu::kSuccess : cu::kErrorNotReady;
 }
 
 SIM_API cu::Result cuStreamWaitEvent(cu::Stream h, cu::Event e, unsigned) {

@@ -75,6 +75,8 @@ EXPECT_SAME_ABI(MemcpyDtoHAsyncFn, cuMemcpyDtoHAsync_v2);
 EXPECT_SAME_ABI(MemcpyDtoDAsyncFn, cuMemcpyDtoDAsync_v2);
 EXPECT_SAME_ABI(MemcpyPeerAsyncFn, cuMemcpyPeerAsync);
 EXPECT_SAME_ABI(MemcpyDtoHFn, cuMemcpyDtoH_v2);
+EXPECT_SAME_ABI(MemcpyHtoDFn, cuMemcpyHtoD_v2);
+EXPECT_SAME_ABI(StreamQueryFn, cuStreamQuery);
 EXPECT_SAME_ABI(MemsetD8Fn, cuMemsetD8_v2);
 EXPECT_SAME_ABI(StreamCreateFn, cuStreamCreate);
 EXPECT_SAME_ABI(StreamDestroyFn, cuStreamDestroy_v2);

@@ -1,13 +1,11 @@
 // The GPU paths reach CUDA only through the driver library opened at run time: no CUDA runtime
-// (cudart) and no link-time libcuda symbol in them. The NCCL backend still links the runtime;
-// without it in the build, the binary has none at all.
+// (cudart) in the binary and no link-time libcuda symbol in the GPU libraries.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <regex>
 #include <string>
 
-#include "interprobe/build_config.hpp"
 
 namespace {
 
@@ -34,7 +32,7 @@ const std::regex kCudaRuntime(R"(\s(cuda[A-Z]\w*|__cuda\w*|cudart\w*)\s*$)");
 const std::regex kCudaDriver(R"(\s(cu[A-Z]\w*)\s*$)");
 
 TEST(NoCudart, TheGpuLibrariesNeedNeitherTheRuntimeNorALinkedDriver) {
-  for (const char* lib : {INTERPROBE_LIB_PROBES_GPU, INTERPROBE_LIB_PROBES_BANDWIDTH}) {
+  for (const char* lib : {INTERPROBE_LIB_PROBES_GPU, INTERPROBE_LIB_PROBES_BANDWIDTH, INTERPROBE_LIB_PROBES_COLLECTIVE}) {
     bool ran = false;
     auto undefined = matching_symbols("-u", lib, kCudaRuntime, ran);
     if (!ran) GTEST_SKIP() << "nm is not available";
@@ -43,16 +41,12 @@ TEST(NoCudart, TheGpuLibrariesNeedNeitherTheRuntimeNorALinkedDriver) {
   }
 }
 
-TEST(NoCudart, TheBinaryHasNoCudartWithoutTheNcclBackend) {
+TEST(NoCudart, TheBinaryHasNoCudartSymbols) {
   bool ran = false;
   auto symbols = matching_symbols("", INTERPROBE_BINARY, kCudaRuntime, ran);
   if (!ran) GTEST_SKIP() << "nm is not available or the binary is stripped";
-  if (INTERPROBE_HAVE_NCCL) {
-    // Only the NCCL backend still links it: its compiled-in runtime is what the symbols are.
-    EXPECT_NE(symbols, "") << "the NCCL backend links the runtime; if it no longer does, drop this branch";
-  } else {
-    EXPECT_EQ(symbols, "");
-  }
+  EXPECT_EQ(symbols, "");
+  EXPECT_EQ(matching_symbols("-D --undefined-only", INTERPROBE_BINARY, kCudaDriver, ran), "") << "libcuda linked";
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 #pragma once
-// Thin RAII over the CUDA driver API for the copy engine (cuda_support.cpp): each device's
+// Thin RAII over the CUDA driver API (cuda_device.cpp) for the copy engine and NCCL: each device's
 // primary context (what the CUDA runtime, and so NCCL, uses too), memory, streams, events.
 // No vendor header: the driver is declared in probes/gpu/cuda_driver_api.hpp.
 #include <cstddef>
@@ -48,8 +48,11 @@ class DeviceGuard {  // makes `device`'s primary context current for the scope
 void synchronize_device(int device);
 // Device memory of `device` set to `value` (cuMemsetD8, ordered on the legacy stream).
 void memset_device(int device, void* ptr, int value, std::size_t bytes);
-// Device to host, synchronously.
+// Device to host and host to device, synchronously.
 void copy_to_host(int device, void* dst, const void* src, std::size_t bytes);
+void copy_to_device(int device, void* dst, const void* src, std::size_t bytes);
+// "NVIDIA H100 80GB HBM3 (0000:1b:00.0)", or what could not be read.
+std::string device_label(int device);
 // An engine copy on `stream`: host to device, device to host or within a device, by which side
 // is a GPU (-1 = host memory).
 void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream);
@@ -99,6 +102,8 @@ class Stream {
   cu::Stream get() const { return stream_; }
   int device() const { return device_; }
   void synchronize() const;
+  // Has everything queued finished? Throws VendorError on an error other than "not ready".
+  bool done() const;
 
  private:
   int device_;
@@ -126,23 +131,5 @@ class Event {
 };
 
 void wait_event(const Stream& stream, const Event& event);
-
-// A host flag in mapped pinned memory that hold kernels spin on.
-class HoldFlag {
- public:
-  HoldFlag();
-  ~HoldFlag();
-  HoldFlag(const HoldFlag&) = delete;
-  HoldFlag& operator=(const HoldFlag&) = delete;
-  // Queues a kernel on `stream` that waits for release() (at most `timeout_ns`).
-  void hold(const Stream& stream, std::uint64_t timeout_ns);
-  void release();
-  void arm();             // before holding: flag down, timeout cleared
-  bool timed_out() const;
-
- private:
-  volatile int* flag_ = nullptr;
-  int* timed_out_ = nullptr;
-};
 
 }  // namespace interprobe::cuda

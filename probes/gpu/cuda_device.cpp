@@ -1,9 +1,10 @@
-// The copy engine's CUDA resources over the driver API (probes/gpu/cuda_driver.hpp).
-#include "probes/bandwidth/cuda_support.hpp"
+// CUDA devices, contexts, memory, streams and events over the driver API (cuda_driver.hpp).
+#include "probes/gpu/cuda_device.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -13,7 +14,6 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "probes/bandwidth/cuda_kernels.hpp"
 #include "probes/gpu/cuda_driver.hpp"
 
 namespace interprobe::cuda {
@@ -111,6 +111,20 @@ void copy_to_host(int device, void* dst, const void* src, std::size_t bytes) {
   cu::check(drv().memcpy_dtoh(dst, dptr(src), bytes), "cuMemcpyDtoH");
 }
 
+void copy_to_device(int device, void* dst, const void* src, std::size_t bytes) {
+  DeviceGuard guard(device);
+  cu::check(drv().memcpy_htod(dptr(dst), src, bytes), "cuMemcpyHtoD");
+}
+
+std::string device_label(int device) {
+  const cu::Driver& d = drv();
+  char name[256] = {};
+  char bus[64] = {};
+  if (d.device_get_name(name, sizeof name, device) != cu::kSuccess) std::snprintf(name, sizeof name, "unknown GPU");
+  if (d.device_get_pci_bus_id(bus, sizeof bus, device) != cu::kSuccess) std::snprintf(bus, sizeof bus, "unknown bus");
+  return fmt::format("{} ({})", name, bus);
+}
+
 void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream) {
   if (src_device < 0)
     cu::check(drv().memcpy_htod_async(dptr(dst), src, bytes, stream), "cuMemcpyHtoDAsync");
@@ -179,6 +193,12 @@ Stream::~Stream() {
   if (stream_) (void)drv().stream_destroy(stream_);
 }
 void Stream::synchronize() const { cu::check(drv().stream_synchronize(stream_), "cuStreamSynchronize"); }
+bool Stream::done() const {
+  cu::Result rc = drv().stream_query(stream_);
+  if (rc == cu::kErrorNotReady) return false;
+  cu::check(rc, "cuStreamQuery");
+  return true;
+}
 
 Event::Event(int device, bool timing) : device_(device) {
   DeviceGuard guard(device);
@@ -210,31 +230,5 @@ float Event::elapsed_ms_since(const Event& start) const {
 void wait_event(const Stream& stream, const Event& event) {
   cu::check(drv().stream_wait_event(stream.get(), event.get(), 0), "cuStreamWaitEvent");
 }
-
-HoldFlag::HoldFlag() {
-  void* p = nullptr;
-  cu::check(drv().mem_host_alloc(&p, 2 * sizeof(int), cu::kMemHostAllocPortable | cu::kMemHostAllocDeviceMap),
-            "cuMemHostAlloc");
-  flag_ = static_cast<volatile int*>(p);
-  timed_out_ = static_cast<int*>(p) + 1;
-  arm();
-}
-HoldFlag::~HoldFlag() {
-  if (flag_) (void)drv().mem_free_host(const_cast<int*>(flag_));
-}
-void HoldFlag::arm() {
-  *flag_ = 0;
-  __atomic_store_n(timed_out_, 0, __ATOMIC_RELEASE);
-}
-void HoldFlag::hold(const Stream& stream, std::uint64_t timeout_ns) {
-  DeviceGuard guard(stream.device());
-  cu::DevicePtr flag_device = 0, timed_out_device = 0;
-  cu::check(drv().mem_host_get_device_pointer(&flag_device, const_cast<int*>(flag_), 0), "cuMemHostGetDevicePointer");
-  cu::check(drv().mem_host_get_device_pointer(&timed_out_device, timed_out_, 0), "cuMemHostGetDevicePointer");
-  cuda_kernels::launch_hold(stream.device(), stream.get(), static_cast<const volatile int*>(hptr(flag_device)),
-                            static_cast<int*>(hptr(timed_out_device)), timeout_ns);
-}
-void HoldFlag::release() { __atomic_store_n(const_cast<int*>(flag_), 1, __ATOMIC_RELEASE); }
-bool HoldFlag::timed_out() const { return __atomic_load_n(timed_out_, __ATOMIC_ACQUIRE) != 0; }
 
 }  // namespace interprobe::cuda
