@@ -51,11 +51,11 @@ std::optional<int> driver_device_count(const DynamicLibrary& dl) {
 // Asks a library a probe has loaded already. NVML is left to its file name: its version call
 // needs nvmlInit, a round trip through the kernel driver, for a header line.
 void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::LibraryInfo& info) {
+  // The simulated libraries of tests/sim export this marker: the report then says so.
+  if (auto marker = dl.symbol<const char*()>("interprobe_sim_version")) info.simulated = marker();
   std::optional<std::string> version;
   switch (lib) {
     case VendorLibrary::cuda_driver:
-      // tests/sim/cuda exports this marker: the report then says the driver was simulated.
-      if (auto marker = dl.symbol<const char*()>("interprobe_sim_version")) info.simulated = marker();
       if (auto get = dl.symbol<int(int*)>("cuDriverGetVersion")) {
         int v = 0;
         if (get(&v) == 0) version = dotted_cuda_version(v);

@@ -238,6 +238,11 @@ SIM_API cu::Result cuStreamSynchronize(cu::Stream h) {
   return cu::kSuccess;
 }
 
+SIM_API cu::Result cuLaunchHostFunc(cu::Stream h, void (*fn)(void*), void* data) {
+  if (!fn) return cu::kErrorInvalidValue;
+  return submit(h, [fn, data](Stream*) { fn(data); });
+}
+
 SIM_API cu::Result cuStreamQuery(cu::Stream h) {
   Stream* s = stream_of(h);
   return !s || s->idle() ? cu::kSuccess : cu::kErrorNotReady;
