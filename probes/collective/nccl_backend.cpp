@@ -1,10 +1,8 @@
-// Compiled only when the build has nccl.h (INTERPROBE_HAVE_NCCL). The library itself is opened at
-// run time: nccl.h supplies the types and the signatures, never a link dependency. Buffers and
-// streams go through the CUDA driver API (probes/gpu) in each GPU's primary context, which is the
-// one NCCL's own runtime uses: no CUDA runtime is linked.
+// The NCCL backend. The library is opened at run time and declared from its ABI (nccl_api.hpp):
+// no header, no link dependency. Buffers and streams go through the CUDA driver API (probes/gpu)
+// in each GPU's primary context, which is the one NCCL's own runtime uses: no CUDA runtime.
 #include "probes/collective/nccl_backend.hpp"
 
-#include <nccl.h>
 
 #include <cstring>
 #include <thread>
@@ -13,6 +11,7 @@
 
 #include "common/dynlib.hpp"
 #include "common/errors.hpp"
+#include "probes/collective/nccl_api.hpp"
 #include "probes/gpu/cuda_device.hpp"
 #include "probes/gpu/cuda_driver.hpp"
 
@@ -22,20 +21,20 @@ namespace {
 
 struct NcclApi {
   std::unique_ptr<DynamicLibrary> library;
-  decltype(&ncclGetVersion) get_version = nullptr;
-  decltype(&ncclGetErrorString) error_string = nullptr;
-  decltype(&ncclGetUniqueId) get_unique_id = nullptr;
-  decltype(&ncclCommInitAll) comm_init_all = nullptr;
-  decltype(&ncclCommInitRank) comm_init_rank = nullptr;
-  decltype(&ncclCommDestroy) comm_destroy = nullptr;
-  decltype(&ncclCommAbort) comm_abort = nullptr;
-  decltype(&ncclCommGetAsyncError) comm_async_error = nullptr;
-  decltype(&ncclAllReduce) all_reduce = nullptr;
-  decltype(&ncclGroupStart) group_start = nullptr;
-  decltype(&ncclGroupEnd) group_end = nullptr;
+  nccl::GetVersionFn* get_version = nullptr;
+  nccl::GetErrorStringFn* error_string = nullptr;
+  nccl::GetUniqueIdFn* get_unique_id = nullptr;
+  nccl::CommInitAllFn* comm_init_all = nullptr;
+  nccl::CommInitRankFn* comm_init_rank = nullptr;
+  nccl::CommDestroyFn* comm_destroy = nullptr;
+  nccl::CommAbortFn* comm_abort = nullptr;
+  nccl::CommGetAsyncErrorFn* comm_async_error = nullptr;
+  nccl::AllReduceFn* all_reduce = nullptr;
+  nccl::GroupStartFn* group_start = nullptr;
+  nccl::GroupEndFn* group_end = nullptr;
 
-  void check(ncclResult_t rc, const char* call) const {
-    if (rc != ncclSuccess) throw VendorError(call, rc, error_string ? error_string(rc) : "NCCL error");
+  void check(nccl::Result rc, const char* call) const {
+    if (rc != nccl::kSuccess) throw VendorError(call, rc, error_string ? error_string(rc) : "NCCL error");
   }
 };
 
@@ -84,13 +83,13 @@ const NcclApi* load_nccl(std::string* why) {
   return api.get();
 }
 
-ncclDataType_t nccl_type(Dtype d) {
+int nccl_type(Dtype d) {
   switch (d) {
-    case Dtype::float32: return ncclFloat32;
-    case Dtype::float16: return ncclFloat16;
-    case Dtype::bfloat16: return ncclBfloat16;
+    case Dtype::float32: return nccl::kFloat32;
+    case Dtype::float16: return nccl::kFloat16;
+    case Dtype::bfloat16: return nccl::kBfloat16;
   }
-  return ncclFloat32;
+  return nccl::kFloat32;
 }
 
 std::string version_text(int code) {
@@ -101,7 +100,7 @@ std::string version_text(int code) {
 
 struct LocalRank {
   int device = 0;
-  ncclComm_t comm = nullptr;
+  nccl::Comm comm = nullptr;
   std::unique_ptr<cuda::Stream> stream;
   cuda::DeviceMemory send, recv;
 };
@@ -115,7 +114,7 @@ class NcclBackend final : public CollectiveBackend {
     if (group.process_count() == 1) {
       ranks_ = device_count;
       locals_.resize(static_cast<std::size_t>(device_count));
-      std::vector<ncclComm_t> comms(locals_.size());
+      std::vector<nccl::Comm> comms(locals_.size());
       std::vector<int> devices(locals_.size());
       for (int i = 0; i < device_count; ++i) devices[static_cast<std::size_t>(i)] = i;
       api_.check(api_.comm_init_all(comms.data(), device_count, devices.data()), "ncclCommInitAll");
@@ -131,7 +130,7 @@ class NcclBackend final : public CollectiveBackend {
       locals_[0].device = group.local_process_rank();
       // NCCL takes the current device from the current context: this GPU's primary context.
       cu::check(cu::driver().ctx_set_current(cuda::primary_context(locals_[0].device)), "cuCtxSetCurrent");
-      ncclUniqueId id{};
+      nccl::UniqueId id{};
       std::vector<std::byte> blob(sizeof id);
       if (group.process_rank() == 0) {
         api_.check(api_.get_unique_id(&id), "ncclGetUniqueId");
@@ -184,8 +183,8 @@ class NcclBackend final : public CollectiveBackend {
     api_.check(api_.group_start(), "ncclGroupStart");
     for (auto& l : locals_) {
       const void* send = in_place ? l.recv.get() : l.send.get();
-      ncclResult_t rc = api_.all_reduce(send, l.recv.get(), count, nccl_type(dtype), ncclSum, l.comm, l.stream->get());
-      if (rc != ncclSuccess) {
+      nccl::Result rc = api_.all_reduce(send, l.recv.get(), count, nccl_type(dtype), nccl::kSum, l.comm, l.stream->get());
+      if (rc != nccl::kSuccess) {
         api_.group_end();
         api_.check(rc, "ncclAllReduce");
       }
@@ -202,9 +201,9 @@ class NcclBackend final : public CollectiveBackend {
       for (auto& l : locals_) all_done = l.stream->done() && all_done;
       if (all_done) return;
       for (auto& l : locals_) {
-        ncclResult_t async = ncclSuccess;
+        nccl::Result async = nccl::kSuccess;
         api_.check(api_.comm_async_error(l.comm, &async), "ncclCommGetAsyncError");
-        if (async != ncclSuccess && async != ncclInProgress) {
+        if (async != nccl::kSuccess && async != nccl::kInProgress) {
           abort_all_comms();
           api_.check(async, "NCCL asynchronous error");
         }
