@@ -16,6 +16,9 @@ class NumaPlacement;
 struct CudaPlan {
   bool every_kind = false;       // SM-kernel variants, pageable both ways, read direction
   bool both_directions = false;  // every ordered GPU pair instead of each pair once
+  // How long a batch of copies may take before it counts as hung (the sweep of that path then
+  // fails with the reason instead of waiting for ever).
+  double completion_timeout_s = 60;
 };
 
 struct PeerClaim {

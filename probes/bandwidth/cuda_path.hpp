@@ -28,6 +28,7 @@ struct CudaPathSpec {
   int sm_count = 1;                // of the GPU running the SM kernel
   std::uint64_t max_bytes = 0;     // what fits in GPU and host memory
   std::uint64_t chunk_bytes = 4u << 20;  // staged_*: each half of the bounce buffer
+  double completion_timeout_s = 60;      // a batch not done by then is a hung copy
 };
 
 std::unique_ptr<CopyEngine> make_cuda_path_engine(const CudaPathSpec& spec, std::shared_ptr<const NumaPlacement> numa);

@@ -145,10 +145,10 @@ class CudaPathEngine : public CopyEngine {
     stop_a_->record(*stream_a_);
     if (bidir()) stop_b_->record(*stream_b_);
     if (hold) hold_->release();
-    stop_a_->synchronize();
+    stop_a_->synchronize(spec_.completion_timeout_s);
     double ms = stop_a_->elapsed_ms_since(*start_a_);
     if (bidir()) {
-      stop_b_->synchronize();
+      stop_b_->synchronize(spec_.completion_timeout_s);
       ms = std::max<double>(ms, stop_b_->elapsed_ms_since(*start_b_));
     }
     if (hold && hold_->timed_out())

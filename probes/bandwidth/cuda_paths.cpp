@@ -47,6 +47,7 @@ CudaPaths make_cuda_paths(const CudaPlan& plan, std::shared_ptr<const NumaPlacem
   auto base = [&](const std::string& kind, const GpuSite* src, const GpuSite* dst, int device_buffers_each) {
     CudaPathSpec s;
     s.kind = kind;
+    s.completion_timeout_s = plan.completion_timeout_s;
     s.src = src ? src->info.ordinal : -1;
     s.dst = dst ? dst->info.ordinal : -1;
     const GpuSite* gpu = src ? src : dst;
