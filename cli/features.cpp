@@ -4,8 +4,9 @@
 
 namespace interprobe::cli {
 
+// cuda: the CUDA copy engine, always built now (driver API opened at run time, no toolkit).
 report::CompiledFeatures compiled_features() {
-  return {.cuda = INTERPROBE_HAVE_CUDA != 0,
+  return {.cuda = true,
           .nccl = INTERPROBE_HAVE_NCCL != 0,
           .nvml = INTERPROBE_HAVE_NVML != 0,
           .hwloc = INTERPROBE_HAVE_HWLOC != 0,

@@ -6,6 +6,7 @@
 #include "cli/features.hpp"
 #include "cli/session.hpp"
 #include "common/text.hpp"
+#include "probes/gpu/cuda_driver.hpp"
 
 namespace interprobe::cli {
 
@@ -31,6 +32,7 @@ int print_version(const GlobalOptions&) {
     std::cout << fmt::format("{:<13} {}\n", label, printable(text));
   };
   line("cuda driver:", "cuda");
+  std::cout << fmt::format("{:<13} {} or newer (kernels: PTX ISA 8.0)\n", "cuda needs:", cu::minimum_driver_text());
   line("cuda runtime:", "cudart");
   line("nvml:", "nvml");
   line("nccl:", "nccl");

@@ -1,25 +1,50 @@
 #pragma once
-// Kernels of the CUDA copy engine (cuda_kernels.cu), callable from plain C++. No CUDA header:
-// streams are the runtime's opaque CUstream_st. Each launcher returns the cudaError_t of the
-// launch as an int (0 = success).
+// The copy engine's kernels: PTX text (kernels/cuda_kernels.ptx, ISA 8.0) loaded into each
+// device's primary context with cuModuleLoadData and launched with cuLaunchKernel. The device's
+// context must be current (cuda::DeviceGuard). Each launcher throws VendorError on failure.
 #include <cstdint>
 
-struct CUstream_st;
+#include "probes/gpu/cuda_device.hpp"
+#include "probes/gpu/cuda_driver_api.hpp"
 
 namespace interprobe::cuda_kernels {
 
+extern const char* const kPtx;  // generated from kernels/cuda_kernels.ptx
+
 // Spins until *flag != 0 or `timeout_ns` passes (then sets *timed_out), holding the stream so
 // that every copy is queued before the first one starts. Both pointers: mapped host memory.
-int launch_hold(CUstream_st* stream, const volatile int* flag, int* timed_out, std::uint64_t timeout_ns);
+void launch_hold(int device, cu::Stream stream, const volatile int* flag, int* timed_out, std::uint64_t timeout_ns);
 
 // dst[0..bytes) = src[0..bytes) by SM threads (16-byte loads and stores where aligned).
-int launch_copy(CUstream_st* stream, void* dst, const void* src, std::uint64_t bytes, int blocks);
+void launch_copy(int device, cu::Stream stream, void* dst, const void* src, std::uint64_t bytes, int blocks);
 
 // Fills with the verification pattern (probes/bandwidth/pattern.hpp), same bytes as on host.
-int launch_fill_pattern(CUstream_st* stream, void* data, std::uint64_t bytes, std::uint64_t seed, int blocks);
+void launch_fill_pattern(int device, cu::Stream stream, void* data, std::uint64_t bytes, std::uint64_t seed, int blocks);
 
 // Adds the number of bytes differing from the pattern to *mismatches (device memory).
-int launch_count_mismatches(CUstream_st* stream, const void* data, std::uint64_t bytes, std::uint64_t seed,
-                            unsigned long long* mismatches, int blocks);
+void launch_count_mismatches(int device, cu::Stream stream, const void* data, std::uint64_t bytes, std::uint64_t seed,
+                             unsigned long long* mismatches, int blocks);
 
 }  // namespace interprobe::cuda_kernels
+
+namespace interprobe::cuda {
+
+// A host flag in mapped pinned memory that hold kernels spin on.
+class HoldFlag {
+ public:
+  HoldFlag();
+  ~HoldFlag();
+  HoldFlag(const HoldFlag&) = delete;
+  HoldFlag& operator=(const HoldFlag&) = delete;
+  // Queues a kernel on `stream` that waits for release() (at most `timeout_ns`).
+  void hold(const Stream& stream, std::uint64_t timeout_ns);
+  void release();
+  void arm();             // before holding: flag down, timeout cleared
+  bool timed_out() const;
+
+ private:
+  volatile int* flag_ = nullptr;
+  int* timed_out_ = nullptr;
+};
+
+}  // namespace interprobe::cuda

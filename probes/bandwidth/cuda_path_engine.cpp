@@ -1,8 +1,6 @@
-// Compiled only when the build has CUDA. One engine class runs every CUDA path: buffers on the
-// GPU or in (pinned or pageable, NUMA-placed) host memory, copies queued behind a hold kernel
-// and timed with events, the destination checked against the pattern.
-#include <cuda_runtime_api.h>
-
+// One engine class runs every CUDA path: buffers on the GPU or in (pinned or pageable,
+// NUMA-placed) host memory, copies queued behind a hold kernel and timed with events, the
+// destination checked against the pattern. Driver API only (probes/gpu/cuda_device.hpp), no toolkit.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -12,7 +10,7 @@
 
 #include "probes/bandwidth/cuda_kernels.hpp"
 #include "probes/bandwidth/cuda_path.hpp"
-#include "probes/bandwidth/cuda_support.hpp"
+#include "probes/gpu/cuda_device.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/pattern.hpp"
 #include "common/units.hpp"
@@ -61,7 +59,7 @@ class CudaPathEngine : public CopyEngine {
     else s.memory = "device";
     if (!spec_.placement_note.empty()) s.notes.push_back(spec_.placement_note);
     if (sm()) s.notes.push_back(fmt::format("SM copy kernel, up to {} blocks of 512 threads", blocks()));
-    if (spec_.kind == "p2p_off") s.notes.push_back("peer access disabled: cudaMemcpyPeerAsync is staged by the driver");
+    if (spec_.kind == "p2p_off") s.notes.push_back("peer access disabled: cuMemcpyPeerAsync is staged by the driver");
     if (staged())
       s.notes.push_back(fmt::format("D2H then H2D in {} chunks through two pinned halves, overlapped",
                                     format_bytes(spec_.chunk_bytes)));
@@ -147,10 +145,10 @@ class CudaPathEngine : public CopyEngine {
     stop_a_->record(*stream_a_);
     if (bidir()) stop_b_->record(*stream_b_);
     if (hold) hold_->release();
-    stop_a_->synchronize();
+    stop_a_->synchronize(spec_.completion_timeout_s);
     double ms = stop_a_->elapsed_ms_since(*start_a_);
     if (bidir()) {
-      stop_b_->synchronize();
+      stop_b_->synchronize(spec_.completion_timeout_s);
       ms = std::max<double>(ms, stop_b_->elapsed_ms_since(*start_b_));
     }
     if (hold && hold_->timed_out())
@@ -202,11 +200,8 @@ class CudaPathEngine : public CopyEngine {
 
   // Fills run on each GPU's legacy stream, which the non-blocking copy streams do not wait for.
   void synchronize_devices() {
-    for (int d : {spec_.src, spec_.dst}) {
-      if (d < 0) continue;
-      DeviceGuard guard(d);
-      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    }
+    for (int d : {spec_.src, spec_.dst})
+      if (d >= 0) synchronize_device(d);
   }
 
   Side make_side(int device, std::uint64_t bytes) {
@@ -225,38 +220,36 @@ class CudaPathEngine : public CopyEngine {
   void fill(const Side& s, std::uint64_t seed) {
     if (s.device < 0) return fill_pattern(s.ptr(), bytes_, seed);
     DeviceGuard guard(s.device);
-    check(cuda_kernels::launch_fill_pattern(nullptr, s.ptr(), bytes_, seed, blocks()), "pattern fill kernel");
+    cuda_kernels::launch_fill_pattern(s.device, nullptr, s.ptr(), bytes_, seed, blocks());
   }
 
   // Every byte 0 differs from the pattern's first byte; a copy that did not happen cannot verify.
   void poison(const Side& s, std::uint64_t seed) {
     int value = static_cast<unsigned char>(~pattern_byte(0, seed));
     if (s.device < 0) return (void)std::memset(s.ptr(), value, bytes_);
-    DeviceGuard guard(s.device);
-    check(cudaMemset(s.ptr(), value, bytes_), "cudaMemset");
+    memset_device(s.device, s.ptr(), value, bytes_);
   }
 
   std::uint64_t mismatches(const Side& s, std::uint64_t seed) {
     if (s.device < 0) return count_pattern_mismatches(s.ptr(), bytes_, seed);
     DeviceGuard guard(s.device);
     if (!counter_ || counter_->device() != s.device) counter_.emplace(s.device, sizeof(unsigned long long));
-    check(cudaMemset(counter_->get(), 0, sizeof(unsigned long long)), "cudaMemset");
-    check(cuda_kernels::launch_count_mismatches(nullptr, s.ptr(), bytes_, seed,
-                                                static_cast<unsigned long long*>(counter_->get()), blocks()),
-          "pattern check kernel");
+    memset_device(s.device, counter_->get(), 0, sizeof(unsigned long long));
+    cuda_kernels::launch_count_mismatches(s.device, nullptr, s.ptr(), bytes_, seed,
+                                          static_cast<unsigned long long*>(counter_->get()), blocks());
     unsigned long long bad = 0;
-    check(cudaMemcpy(&bad, counter_->get(), sizeof bad, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    copy_to_host(s.device, &bad, counter_->get(), sizeof bad);
     return bad;
   }
 
   void enqueue(const Stream& stream, const Side& from, const Side& to) {
     if (sm()) {
       DeviceGuard guard(stream.device());
-      check(cuda_kernels::launch_copy(stream.get(), to.kernel_ptr(), from.kernel_ptr(), bytes_, blocks()), "copy kernel");
+      cuda_kernels::launch_copy(stream.device(), stream.get(), to.kernel_ptr(), from.kernel_ptr(), bytes_, blocks());
     } else if (peer_copy()) {
-      check(cudaMemcpyPeerAsync(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream.get()), "cudaMemcpyPeerAsync");
+      copy_peer_async(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream.get());
     } else {
-      check(cudaMemcpyAsync(to.ptr(), from.ptr(), bytes_, cudaMemcpyDefault, stream.get()), "cudaMemcpyAsync");
+      copy_async(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream.get());
     }
   }
 
@@ -271,14 +264,10 @@ class CudaPathEngine : public CopyEngine {
       int half = static_cast<int>(k % 2);
       unsigned char* bounce = bounce_.data() + half * spec_.chunk_bytes;
       if (k >= 2) wait_event(*stream_a_, *h2d_done_[half]);
-      check(cudaMemcpyAsync(bounce, static_cast<unsigned char*>(src_.ptr()) + offset, length, cudaMemcpyDeviceToHost,
-                            stream_a_->get()),
-            "cudaMemcpyAsync");
+      copy_async(bounce, -1, static_cast<unsigned char*>(src_.ptr()) + offset, spec_.src, length, stream_a_->get());
       d2h_done_[half]->record(*stream_a_);
       wait_event(*stream_b_, *d2h_done_[half]);
-      check(cudaMemcpyAsync(static_cast<unsigned char*>(dst_.ptr()) + offset, bounce, length, cudaMemcpyHostToDevice,
-                            stream_b_->get()),
-            "cudaMemcpyAsync");
+      copy_async(static_cast<unsigned char*>(dst_.ptr()) + offset, spec_.dst, bounce, -1, length, stream_b_->get());
       h2d_done_[half]->record(*stream_b_);
     }
     stop_b_->record(*stream_b_);

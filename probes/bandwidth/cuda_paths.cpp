@@ -1,12 +1,11 @@
-// Compiled only when the build has CUDA: which CUDA paths this machine has, and where their
-// host buffers go.
+// Which CUDA paths this machine has, and where their host buffers go.
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "probes/bandwidth/cuda_engine.hpp"
 #include "probes/bandwidth/cuda_path.hpp"
-#include "probes/bandwidth/cuda_support.hpp"
+#include "probes/gpu/cuda_device.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "common/host_root.hpp"
 #include "common/text.hpp"
@@ -48,6 +47,7 @@ CudaPaths make_cuda_paths(const CudaPlan& plan, std::shared_ptr<const NumaPlacem
   auto base = [&](const std::string& kind, const GpuSite* src, const GpuSite* dst, int device_buffers_each) {
     CudaPathSpec s;
     s.kind = kind;
+    s.completion_timeout_s = plan.completion_timeout_s;
     s.src = src ? src->info.ordinal : -1;
     s.dst = dst ? dst->info.ordinal : -1;
     const GpuSite* gpu = src ? src : dst;

@@ -50,7 +50,7 @@ std::vector<report::P2pPairTruth> classify_p2p_pairs(const std::vector<PeerClaim
     if (!t.truth.empty()) {
     } else if (!c.can_access_peer) {
       t.truth = "staged";
-      t.reason = "cudaDeviceCanAccessPeer says no: copies between them go through host memory";
+      t.reason = "cuDeviceCanAccessPeer says no: copies between them go through host memory";
     } else if (!on) {
       continue;  // claimed, not measured (interrupted or failed): nothing to say
     } else {

@@ -1,4 +1,4 @@
-// Compiled when the build has no CUDA or no nccl.h: the NCCL backend says how to get it.
+// Compiled when the build turned the NCCL backend off (-DINTERPROBE_WITH_NCCL=OFF).
 #include "probes/collective/nccl_backend.hpp"
 #include "common/errors.hpp"
 
@@ -6,8 +6,8 @@ namespace interprobe::collective {
 
 namespace {
 constexpr const char* kWhy =
-    "compiled out: the NCCL backend needs CUDA and nccl.h at build time; rebuild with -DINTERPROBE_WITH_CUDA=ON "
-    "-DINTERPROBE_WITH_NCCL=ON (set NCCL_ROOT to a directory with include/nccl.h)";
+    "compiled out: this interprobe was built with -DINTERPROBE_WITH_NCCL=OFF; rebuild without it (no NCCL or CUDA "
+    "needed at build time)";
 }
 
 bool nccl_compiled_in() { return false; }

@@ -1,9 +1,8 @@
-// Compiled only when the build has CUDA and nccl.h (INTERPROBE_HAVE_NCCL). The library itself is
-// opened at run time: nccl.h supplies the types and the signatures, never a link dependency.
+// The NCCL backend. The library is opened at run time and declared from its ABI (nccl_api.hpp):
+// no header, no link dependency. Buffers and streams go through the CUDA driver API (probes/gpu)
+// in each GPU's primary context, which is the one NCCL's own runtime uses: no CUDA runtime.
 #include "probes/collective/nccl_backend.hpp"
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
 
 #include <cstring>
 #include <thread>
@@ -12,6 +11,9 @@
 
 #include "common/dynlib.hpp"
 #include "common/errors.hpp"
+#include "probes/collective/nccl_api.hpp"
+#include "probes/gpu/cuda_device.hpp"
+#include "probes/gpu/cuda_driver.hpp"
 
 namespace interprobe::collective {
 
@@ -19,20 +21,20 @@ namespace {
 
 struct NcclApi {
   std::unique_ptr<DynamicLibrary> library;
-  decltype(&ncclGetVersion) get_version = nullptr;
-  decltype(&ncclGetErrorString) error_string = nullptr;
-  decltype(&ncclGetUniqueId) get_unique_id = nullptr;
-  decltype(&ncclCommInitAll) comm_init_all = nullptr;
-  decltype(&ncclCommInitRank) comm_init_rank = nullptr;
-  decltype(&ncclCommDestroy) comm_destroy = nullptr;
-  decltype(&ncclCommAbort) comm_abort = nullptr;
-  decltype(&ncclCommGetAsyncError) comm_async_error = nullptr;
-  decltype(&ncclAllReduce) all_reduce = nullptr;
-  decltype(&ncclGroupStart) group_start = nullptr;
-  decltype(&ncclGroupEnd) group_end = nullptr;
+  nccl::GetVersionFn* get_version = nullptr;
+  nccl::GetErrorStringFn* error_string = nullptr;
+  nccl::GetUniqueIdFn* get_unique_id = nullptr;
+  nccl::CommInitAllFn* comm_init_all = nullptr;
+  nccl::CommInitRankFn* comm_init_rank = nullptr;
+  nccl::CommDestroyFn* comm_destroy = nullptr;
+  nccl::CommAbortFn* comm_abort = nullptr;
+  nccl::CommGetAsyncErrorFn* comm_async_error = nullptr;
+  nccl::AllReduceFn* all_reduce = nullptr;
+  nccl::GroupStartFn* group_start = nullptr;
+  nccl::GroupEndFn* group_end = nullptr;
 
-  void check(ncclResult_t rc, const char* call) const {
-    if (rc != ncclSuccess) throw VendorError(call, rc, error_string ? error_string(rc) : "NCCL error");
+  void check(nccl::Result rc, const char* call) const {
+    if (rc != nccl::kSuccess) throw VendorError(call, rc, error_string ? error_string(rc) : "NCCL error");
   }
 };
 
@@ -81,17 +83,13 @@ const NcclApi* load_nccl(std::string* why) {
   return api.get();
 }
 
-void check_cuda(cudaError_t rc, const char* call) {
-  if (rc != cudaSuccess) throw VendorError(call, rc, cudaGetErrorString(rc));
-}
-
-ncclDataType_t nccl_type(Dtype d) {
+int nccl_type(Dtype d) {
   switch (d) {
-    case Dtype::float32: return ncclFloat32;
-    case Dtype::float16: return ncclFloat16;
-    case Dtype::bfloat16: return ncclBfloat16;
+    case Dtype::float32: return nccl::kFloat32;
+    case Dtype::float16: return nccl::kFloat16;
+    case Dtype::bfloat16: return nccl::kBfloat16;
   }
-  return ncclFloat32;
+  return nccl::kFloat32;
 }
 
 std::string version_text(int code) {
@@ -102,10 +100,9 @@ std::string version_text(int code) {
 
 struct LocalRank {
   int device = 0;
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  void* send = nullptr;
-  void* recv = nullptr;
+  nccl::Comm comm = nullptr;
+  std::unique_ptr<cuda::Stream> stream;
+  cuda::DeviceMemory send, recv;
 };
 
 class NcclBackend final : public CollectiveBackend {
@@ -117,7 +114,7 @@ class NcclBackend final : public CollectiveBackend {
     if (group.process_count() == 1) {
       ranks_ = device_count;
       locals_.resize(static_cast<std::size_t>(device_count));
-      std::vector<ncclComm_t> comms(locals_.size());
+      std::vector<nccl::Comm> comms(locals_.size());
       std::vector<int> devices(locals_.size());
       for (int i = 0; i < device_count; ++i) devices[static_cast<std::size_t>(i)] = i;
       api_.check(api_.comm_init_all(comms.data(), device_count, devices.data()), "ncclCommInitAll");
@@ -131,8 +128,9 @@ class NcclBackend final : public CollectiveBackend {
       first_rank_ = group.process_rank();
       locals_.resize(1);
       locals_[0].device = group.local_process_rank();
-      check_cuda(cudaSetDevice(locals_[0].device), "cudaSetDevice");
-      ncclUniqueId id{};
+      // NCCL takes the current device from the current context: this GPU's primary context.
+      cu::check(cu::driver().ctx_set_current(cuda::primary_context(locals_[0].device)), "cuCtxSetCurrent");
+      nccl::UniqueId id{};
       std::vector<std::byte> blob(sizeof id);
       if (group.process_rank() == 0) {
         api_.check(api_.get_unique_id(&id), "ncclGetUniqueId");
@@ -142,20 +140,13 @@ class NcclBackend final : public CollectiveBackend {
       std::memcpy(&id, blob.data(), sizeof id);
       api_.check(api_.comm_init_rank(&locals_[0].comm, ranks_, id, first_rank_), "ncclCommInitRank");
     }
-    for (auto& l : locals_) {
-      check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
-      check_cuda(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    }
+    for (auto& l : locals_) l.stream = std::make_unique<cuda::Stream>(l.device);
   }
 
   ~NcclBackend() override {
-    for (auto& l : locals_) {
-      cudaSetDevice(l.device);
+    for (auto& l : locals_)
       if (l.comm && !aborted_) api_.comm_destroy(l.comm);
-      if (l.send) cudaFree(l.send);
-      if (l.recv) cudaFree(l.recv);
-      if (l.stream) cudaStreamDestroy(l.stream);
-    }
+    // Buffers and streams go with locals_ (cuMemFree, cuStreamDestroy).
   }
 
   std::string name() const override { return "nccl"; }
@@ -165,45 +156,35 @@ class NcclBackend final : public CollectiveBackend {
   std::string library_version() const override { return version_; }
   std::vector<std::string> devices() const override {
     std::vector<std::string> out;
-    for (const auto& l : locals_) {
-      cudaDeviceProp prop{};
-      char bus[32] = {};
-      std::string name = cudaGetDeviceProperties(&prop, l.device) == cudaSuccess ? prop.name : "unknown GPU";
-      if (cudaDeviceGetPCIBusId(bus, sizeof bus, l.device) != cudaSuccess) std::strcpy(bus, "unknown bus");
-      out.push_back(fmt::format("{}: {} ({})", l.device, name, bus));
-    }
+    for (const auto& l : locals_) out.push_back(fmt::format("{}: {}", l.device, cuda::device_label(l.device)));
     return out;
   }
 
   void allocate(std::size_t bytes) override {
     for (auto& l : locals_) {
-      check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
-      if (l.send) cudaFree(l.send);
-      if (l.recv) cudaFree(l.recv);
-      l.send = l.recv = nullptr;
-      check_cuda(cudaMalloc(&l.send, std::max<std::size_t>(bytes, 1)), "cudaMalloc(send)");
-      check_cuda(cudaMalloc(&l.recv, std::max<std::size_t>(bytes, 1)), "cudaMalloc(recv)");
+      l.send = cuda::DeviceMemory();
+      l.recv = cuda::DeviceMemory();
+      l.send = cuda::DeviceMemory(l.device, bytes);
+      l.recv = cuda::DeviceMemory(l.device, bytes);
     }
     allocated_ = bytes;
   }
   void write(BufferRole role, int local, const std::byte* host, std::size_t bytes) override {
     auto& l = at(local, bytes);
-    check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
-    check_cuda(cudaMemcpy(role == BufferRole::send ? l.send : l.recv, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)");
+    cuda::copy_to_device(l.device, (role == BufferRole::send ? l.send : l.recv).get(), host, bytes);
   }
   void read(BufferRole role, int local, std::byte* host, std::size_t bytes) override {
     auto& l = at(local, bytes);
-    check_cuda(cudaSetDevice(l.device), "cudaSetDevice");
-    check_cuda(cudaMemcpy(host, role == BufferRole::send ? l.send : l.recv, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(D2H)");
+    cuda::copy_to_host(l.device, host, (role == BufferRole::send ? l.send : l.recv).get(), bytes);
   }
   void allreduce(std::size_t count, Dtype dtype, bool in_place) override {
     if (aborted_) throw std::logic_error("NCCL communicator was aborted");
     // One thread drives several GPUs: the group makes NCCL launch them together.
     api_.check(api_.group_start(), "ncclGroupStart");
     for (auto& l : locals_) {
-      const void* send = in_place ? l.recv : l.send;
-      ncclResult_t rc = api_.all_reduce(send, l.recv, count, nccl_type(dtype), ncclSum, l.comm, l.stream);
-      if (rc != ncclSuccess) {
+      const void* send = in_place ? l.recv.get() : l.send.get();
+      nccl::Result rc = api_.all_reduce(send, l.recv.get(), count, nccl_type(dtype), nccl::kSum, l.comm, l.stream->get());
+      if (rc != nccl::kSuccess) {
         api_.group_end();
         api_.check(rc, "ncclAllReduce");
       }
@@ -217,19 +198,12 @@ class NcclBackend final : public CollectiveBackend {
     const auto started = Clock::now();
     for (std::size_t polls = 0;; ++polls) {
       bool all_done = true;
-      for (auto& l : locals_) {
-        cudaError_t rc = cudaStreamQuery(l.stream);
-        if (rc == cudaErrorNotReady) {
-          all_done = false;
-          continue;
-        }
-        check_cuda(rc, "cudaStreamQuery");
-      }
+      for (auto& l : locals_) all_done = l.stream->done() && all_done;
       if (all_done) return;
       for (auto& l : locals_) {
-        ncclResult_t async = ncclSuccess;
+        nccl::Result async = nccl::kSuccess;
         api_.check(api_.comm_async_error(l.comm, &async), "ncclCommGetAsyncError");
-        if (async != ncclSuccess && async != ncclInProgress) {
+        if (async != nccl::kSuccess && async != nccl::kInProgress) {
           abort_all_comms();
           api_.check(async, "NCCL asynchronous error");
         }
@@ -274,12 +248,17 @@ bool nccl_compiled_in() { return true; }
 
 int visible_gpu_count(std::string* why) {
   int count = 0;
-  cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) {
-    if (why) *why = fmt::format("no usable GPU: cudaGetDeviceCount: {} ({})", cudaGetErrorString(rc), static_cast<int>(rc));
+  try {
+    const cu::Driver& d = cu::driver();
+    if (cu::Result rc = d.device_get_count(&count); rc != cu::kSuccess) {
+      if (why) *why = fmt::format("no usable GPU: cuDeviceGetCount: {}", d.describe(rc));
+      return 0;
+    }
+  } catch (const UnsupportedError& e) {
+    if (why) *why = e.what();
     return 0;
   }
-  if (count == 0 && why) *why = "no GPU: the CUDA runtime sees no device";
+  if (count == 0 && why) *why = "no GPU: the CUDA driver sees no device";
   return count;
 }
 

@@ -1,12 +1,13 @@
-// Compiled when the build has no CUDA.
+// The CUDA runtime is not part of interprobe: the copy engine and the NCCL backend use the driver
+// API (probes/gpu); NCCL and cuBLASLt bring their own runtime. The "cudart" line says so.
 #include "probes/runtime/vendor_versions.hpp"
 
 namespace interprobe {
 
-report::LibraryInfo probe_cuda_runtime(bool) {
+report::LibraryInfo probe_cuda_runtime() {
   report::LibraryInfo info;
   info.found = false;
-  info.reason = "compiled out: this interprobe was built without CUDA; rebuild with -DINTERPROBE_WITH_CUDA=ON";
+  info.reason = "not linked: interprobe uses the CUDA driver API (libcuda) directly";
   return info;
 }
 

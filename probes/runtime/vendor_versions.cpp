@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/gpu/cuda_driver.hpp"
 #include "probes/runtime/library_file.hpp"
 
 namespace interprobe {
@@ -38,15 +39,30 @@ void describe_file(VendorLibrary lib, const std::string& path, report::LibraryIn
   }
 }
 
+// The devices the loaded driver sees (a probe called cuInit already; calling it again is a no-op).
+std::optional<int> driver_device_count(const DynamicLibrary& dl) {
+  auto init = dl.symbol<int(unsigned)>("cuInit");
+  auto count = dl.symbol<int(int*)>("cuDeviceGetCount");
+  int n = 0;
+  if (!init || !count || init(0) != 0 || count(&n) != 0) return std::nullopt;
+  return n;
+}
+
 // Asks a library a probe has loaded already. NVML is left to its file name: its version call
 // needs nvmlInit, a round trip through the kernel driver, for a header line.
 void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::LibraryInfo& info) {
+  // The simulated libraries of tests/sim export this marker: the report then says so.
+  if (auto marker = dl.symbol<const char*()>("interprobe_sim_version")) info.simulated = marker();
   std::optional<std::string> version;
   switch (lib) {
     case VendorLibrary::cuda_driver:
       if (auto get = dl.symbol<int(int*)>("cuDriverGetVersion")) {
         int v = 0;
         if (get(&v) == 0) version = dotted_cuda_version(v);
+        if (v > 0 && v < cu::kMinimumDriverVersion)
+          info.reason = fmt::format("CUDA {} is older than {}, the minimum interprobe needs", dotted_cuda_version(v),
+                                    cu::minimum_driver_text());
+        else if (v > 0) info.device_count = driver_device_count(dl);
       }
       break;
     case VendorLibrary::nccl:
@@ -89,7 +105,7 @@ std::map<std::string, report::LibraryInfo> opened_vendor_libraries() {
     out[spec_of(lib).key] = std::move(info);
   }
   if (out.count(spec_of(VendorLibrary::cuda_driver).key) && out[spec_of(VendorLibrary::cuda_driver).key].found)
-    out["cudart"] = probe_cuda_runtime(/*ask_devices=*/true);
+    out["cudart"] = probe_cuda_runtime();
   return out;
 }
 
@@ -120,7 +136,7 @@ std::map<std::string, report::LibraryInfo> all_vendor_libraries_info() {
   auto out = opened_vendor_libraries();
   for (auto lib : all_vendor_libraries())
     if (!out.count(spec_of(lib).key)) out[spec_of(lib).key] = locate_vendor_library(lib);
-  if (!out.count("cudart")) out["cudart"] = probe_cuda_runtime(/*ask_devices=*/false);
+  if (!out.count("cudart")) out["cudart"] = probe_cuda_runtime();
   return out;
 }
 

@@ -10,8 +10,8 @@
 
 namespace interprobe {
 
-// The libraries this process's probes opened or tried to (and the CUDA driver when the
-// statically linked runtime loaded it), keyed "cuda", "nvml", "nccl", "cublaslt", "cudart".
+// The libraries this process's probes opened or tried to (and the CUDA driver when a library
+// such as NCCL's runtime loaded it), keyed "cuda", "nvml", "nccl", "cublaslt", "cudart".
 std::map<std::string, report::LibraryInfo> opened_vendor_libraries();
 // Every vendor library (--version, --verbose): the opened ones as above, the others located
 // the way the loader would find them, without loading them.
@@ -20,8 +20,8 @@ std::map<std::string, report::LibraryInfo> all_vendor_libraries_info();
 // One library on disk, not loaded: path, and the version its file name or SONAME carries.
 report::LibraryInfo locate_vendor_library(VendorLibrary lib);
 
-// The statically linked CUDA runtime: its version (compiled in) and, only when `ask_devices`
-// (the driver is loaded already), the devices it sees; says "compiled out" without CUDA.
-report::LibraryInfo probe_cuda_runtime(bool ask_devices);
+// The CUDA runtime: not linked (the GPU paths use the driver API); the line says so, so that a
+// reader of an older report's "cudart" line knows where it went.
+report::LibraryInfo probe_cuda_runtime();
 
 }  // namespace interprobe

@@ -94,8 +94,8 @@ void engines_and_sweeps(const report::BandwidthSection& b, std::vector<Finding>&
     f.severity = e.status == "failed" ? Severity::warn : Severity::info;
     f.title = fmt::format("{} bandwidth not measured: {}", e.engine, e.reason.value_or(e.status));
     f.evidence = {{"engine", e.engine}, {"reason", e.reason ? Value(*e.reason) : Value(nullptr)}};
-    f.remedy = e.engine == "cuda" ? "on a GPU machine: install the NVIDIA driver and check `nvidia-smi`; a build without "
-                                    "CUDA needs -DINTERPROBE_WITH_CUDA=ON"
+    f.remedy = e.engine == "cuda" ? "on a GPU machine: install an NVIDIA driver of CUDA 12.0 (r525) or newer and check "
+                                    "`nvidia-smi`, or point --cuda-lib at its libcuda.so.1"
                                   : "read the reason; rerun `interprobe bw --engine " + e.engine + "`";
     out.push_back(std::move(f));
   }

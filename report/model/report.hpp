@@ -48,6 +48,9 @@ struct LibraryInfo {
   std::optional<std::int64_t> device_count;   // CUDA: devices it sees
   std::optional<std::string> reason;          // why it is missing or unusable
   std::optional<VersionSource> version_source;
+  // Set when the loaded library is interprobe's test simulator (tests/sim), to its version:
+  // such a run never passes for a measurement of real hardware.
+  std::optional<std::string> simulated;
 };
 
 // "file name" or "soname" when the version was read off the library's file instead of asked from

@@ -50,7 +50,10 @@ Section header_section(const report::Report& r) {
       std::string version = or_dash(lib.version);
       // Not asked from the library (it was not loaded): say which part of its file told it.
       if (const char* read_from = report::version_read_from_file(lib)) version += fmt::format(" ({})", read_from);
-      t.rows.push_back({Cell(name), lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn),
+      if (lib.simulated) detail = "SIMULATED (" + *lib.simulated + "), not real hardware; " + detail;
+      Cell status = lib.simulated ? Cell("simulated", Tone::warn)
+                                  : (lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn));
+      t.rows.push_back({Cell(name), status,
                         Cell(version), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
     }
     s.blocks.push_back(std::move(t));

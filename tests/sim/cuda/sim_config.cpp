@@ -1,0 +1,105 @@
+#include "sim_config.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace interprobe::sim {
+
+namespace {
+
+using nlohmann::json;
+
+LinkModel read_link(const json& j, const char* key, LinkModel fallback) {
+  if (!j.contains(key)) return fallback;
+  const auto& l = j.at(key);
+  fallback.gbps = l.value("gbps", fallback.gbps);
+  fallback.latency_us = l.value("latency_us", fallback.latency_us);
+  if (!(fallback.gbps > 0) || fallback.latency_us < 0)
+    throw std::runtime_error(fmt::format("links.{}: gbps must be > 0 and latency_us >= 0", key));
+  return fallback;
+}
+
+DeviceSpec read_device(const json& j, DeviceSpec d) {
+  d.name = j.value("name", d.name);
+  if (j.contains("compute_capability")) {
+    const auto& cc = j.at("compute_capability");
+    d.cc_major = cc.at(0).get<int>();
+    d.cc_minor = cc.at(1).get<int>();
+  }
+  d.memory_bytes = j.value("memory_bytes", d.memory_bytes);
+  d.sm_count = j.value("sm_count", d.sm_count);
+  d.pci_bus_id = j.value("pci_bus_id", d.pci_bus_id);
+  return d;
+}
+
+std::vector<std::vector<bool>> read_peer_access(const json& j, std::size_t n) {
+  std::vector<std::vector<bool>> m(n, std::vector<bool>(n, false));
+  if (!j.is_string()) {  // an explicit matrix of 0/1
+    if (j.size() != n) throw std::runtime_error("peer_access: the matrix needs one row per device");
+    for (std::size_t a = 0; a < n; ++a) {
+      if (j.at(a).size() != n) throw std::runtime_error(fmt::format("peer_access[{}]: needs one entry per device", a));
+      for (std::size_t b = 0; b < n; ++b) m[a][b] = a != b && j.at(a).at(b).get<int>() != 0;
+    }
+    return m;
+  }
+  auto mode = j.get<std::string>();
+  if (mode != "all" && mode != "none") throw std::runtime_error("peer_access: \"all\", \"none\" or a matrix");
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b) m[a][b] = mode == "all" && a != b;
+  return m;
+}
+
+}  // namespace
+
+SimConfig default_config() {
+  SimConfig c;
+  c.description = "default: 2 simulated GPUs, P2P on, no faults";
+  c.devices = {DeviceSpec{"Simulated GPU", 9, 0, std::uint64_t{16} << 30, 8, "0000:1b:00.0"},
+               DeviceSpec{"Simulated GPU", 9, 0, std::uint64_t{16} << 30, 8, "0000:1c:00.0"}};
+  c.peer_access = {{false, true}, {true, false}};
+  return c;
+}
+
+SimConfig parse_config(const std::string& json_text, const std::string& origin) {
+  try {
+    json j = json::parse(json_text);
+    SimConfig c;
+    c.description = j.value("description", "");
+    c.driver_version = j.value("driver_version", c.driver_version);
+    DeviceSpec defaults = read_device(j.value("device_defaults", json::object()), DeviceSpec{});
+    for (const auto& d : j.at("devices")) c.devices.push_back(read_device(d, defaults));
+    for (std::size_t i = 0; i < c.devices.size(); ++i)
+      if (c.devices[i].pci_bus_id.empty()) c.devices[i].pci_bus_id = fmt::format("0000:{:02x}:00.0", 0x10 + i);
+    c.peer_access = read_peer_access(j.value("peer_access", json("all")), c.devices.size());
+    json links = j.value("links", json::object());
+    c.host = read_link(links, "host", c.host);
+    c.pageable = read_link(links, "pageable", c.pageable);
+    c.device = read_link(links, "device", c.device);
+    c.peer = read_link(links, "peer", c.peer);
+    c.staged = read_link(links, "staged", c.staged);
+    json faults = j.value("faults", json::object());
+    c.faults.corrupt_peer_copies = faults.value("corrupt_peer_copies", false);
+    c.faults.hang_peer_copies = faults.value("hang_peer_copies", false);
+    c.faults.oom = faults.value("oom", false);
+    return c;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("simulated CUDA description {}: {}", origin, e.what()));
+  }
+}
+
+SimConfig config_from_environment() {
+  const char* file = std::getenv("INTERPROBE_SIM_CONFIG");
+  if (!file || !*file) return default_config();
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("simulated CUDA description {}: cannot open it", file));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), file);
+}
+
+}  // namespace interprobe::sim

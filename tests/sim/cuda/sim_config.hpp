@@ -1,0 +1,51 @@
+#pragma once
+// The machine the simulated libcuda pretends to be, read from a JSON description
+// (INTERPROBE_SIM_CONFIG=file.json; tests/sim/devices/*.json; format in tests/sim/README.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace interprobe::sim {
+
+// A link's cost model: a copy of B bytes takes latency_us + B / (gbps * 1e9) seconds.
+struct LinkModel {
+  double gbps = 10;
+  double latency_us = 2;
+  double seconds_for(std::uint64_t bytes) const { return latency_us * 1e-6 + static_cast<double>(bytes) / (gbps * 1e9); }
+};
+
+struct DeviceSpec {
+  std::string name = "Simulated GPU";
+  int cc_major = 9, cc_minor = 0;
+  std::uint64_t memory_bytes = std::uint64_t{16} << 30;
+  int sm_count = 8;
+  std::string pci_bus_id;  // "0000:1b:00.0"
+};
+
+struct Faults {
+  bool corrupt_peer_copies = false;  // direct peer copies (and peer SM kernels) deliver wrong bytes
+  bool hang_peer_copies = false;     // direct peer copies never complete
+  bool oom = false;                  // every cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY
+};
+
+struct SimConfig {
+  std::string description;
+  int driver_version = 12040;
+  std::vector<DeviceSpec> devices;
+  std::vector<std::vector<bool>> peer_access;  // [a][b]: cuDeviceCanAccessPeer(a, b)
+  LinkModel host{25, 2};     // pinned host <-> device, each direction
+  LinkModel pageable{8, 5};  // pageable host memory (staged by the driver)
+  LinkModel device{1000, 2}; // device-local copies, fills, checks
+  LinkModel peer{50, 2};     // direct peer copies (peer access on)
+  LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
+  Faults faults;
+};
+
+// The documented default (two GPUs with working P2P) when no description is given.
+SimConfig default_config();
+// Throws std::runtime_error naming the file and the field.
+SimConfig parse_config(const std::string& json_text, const std::string& origin);
+// INTERPROBE_SIM_CONFIG's file, or the default.
+SimConfig config_from_environment();
+
+}  // namespace interprobe::sim

@@ -1,0 +1,340 @@
+// The simulated libcuda's memory, copy, stream, event, module and launch entry points.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "probes/gpu/cuda_driver_api.hpp"
+#include "sim_kernels.hpp"
+#include "sim_state.hpp"
+
+using namespace interprobe;
+using namespace interprobe::sim;
+namespace cu = interprobe::cu;
+
+namespace {
+
+constexpr std::size_t kAlignment = 256;  // what cuMemAlloc guarantees
+
+bool initialized() { return state().initialized; }
+
+Stream* stream_of(cu::Stream s) {
+  auto v = reinterpret_cast<std::uintptr_t>(s);
+  return v <= 2 ? nullptr : reinterpret_cast<Stream*>(s);  // 0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+}
+Context* context_of(cu::Context c) { return reinterpret_cast<Context*>(c); }
+void* to_ptr(cu::DevicePtr p) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)); }
+cu::DevicePtr from_ptr(const void* p) { return static_cast<cu::DevicePtr>(reinterpret_cast<std::uintptr_t>(p)); }
+
+void* aligned_bytes(std::size_t bytes) {
+  return std::aligned_alloc(kAlignment, (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment);
+}
+
+cu::Result submit(cu::Stream s, std::function<void(Stream*)> op) {
+  if (Stream* stream = stream_of(s)) stream->enqueue([op](Stream& on) { op(&on); });
+  else op(nullptr);
+  return cu::kSuccess;
+}
+
+cu::Result copy_async(void* dst, const void* src, std::size_t bytes, cu::Stream s, bool peer_allowed) {
+  if (!initialized()) return cu::kErrorNotInitialized;
+  State& st = state();
+  CopyRoute r = route(st.locate(src), st.locate(dst), peer_allowed);
+  bool corrupt = r.peer && st.config.faults.corrupt_peer_copies;
+  bool hang = r.peer && st.config.faults.hang_peer_copies;
+  return submit(s, [=](Stream* on) { timed_copy(on, dst, src, bytes, r.link, corrupt, hang); });
+}
+
+Event* event_of(cu::Event e) { return reinterpret_cast<Event*>(e); }
+
+}  // namespace
+
+#define SIM_API __attribute__((visibility("default")))
+
+extern "C" {
+
+SIM_API cu::Result cuCtxSynchronize() {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  std::vector<Stream*> mine;
+  {
+    std::lock_guard lock(state().streams_m);
+    for (Stream* s : state().streams)
+      if (s->context() == ctx) mine.push_back(s);
+  }
+  for (Stream* s : mine) s->synchronize();
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuCtxEnablePeerAccess(cu::Context peer, unsigned flags) {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  if (flags != 0 || !peer) return cu::kErrorInvalidValue;
+  int b = context_of(peer)->device;
+  if (!state().config.peer_access[static_cast<std::size_t>(ctx->device)][static_cast<std::size_t>(b)])
+    return cu::kErrorPeerAccessUnsupported;
+  if (!ctx->peers.insert(b).second) return cu::kErrorPeerAccessAlreadyEnabled;
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuCtxDisablePeerAccess(cu::Context peer) {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  if (!peer) return cu::kErrorInvalidValue;
+  if (ctx->peers.erase(context_of(peer)->device) == 0) return cu::kErrorPeerAccessNotEnabled;
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemGetInfo_v2(std::size_t* free_bytes, std::size_t* total_bytes) {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  State& s = state();
+  std::lock_guard lock(s.memory_m);
+  std::uint64_t total = s.config.devices[static_cast<std::size_t>(ctx->device)].memory_bytes;
+  *total_bytes = total;
+  *free_bytes = total - std::min(total, s.used_bytes[static_cast<std::size_t>(ctx->device)]);
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemAlloc_v2(cu::DevicePtr* out, std::size_t bytes) {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  if (bytes == 0) return cu::kErrorInvalidValue;
+  State& s = state();
+  std::lock_guard lock(s.memory_m);
+  auto d = static_cast<std::size_t>(ctx->device);
+  if (s.config.faults.oom || s.used_bytes[d] + bytes > s.config.devices[d].memory_bytes) return cu::kErrorOutOfMemory;
+  void* p = aligned_bytes(bytes);
+  if (!p) return cu::kErrorOutOfMemory;
+  s.allocations[reinterpret_cast<std::uintptr_t>(p)] = {bytes, ctx->device};
+  s.used_bytes[d] += bytes;
+  *out = from_ptr(p);
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemFree_v2(cu::DevicePtr p) {
+  State& s = state();
+  std::lock_guard lock(s.memory_m);
+  auto it = s.allocations.find(static_cast<std::uintptr_t>(p));
+  if (it == s.allocations.end() || it->second.second < 0) return cu::kErrorInvalidValue;
+  s.used_bytes[static_cast<std::size_t>(it->second.second)] -= it->second.first;
+  std::free(to_ptr(p));
+  s.allocations.erase(it);
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemHostAlloc(void** out, std::size_t bytes, unsigned) {
+  if (!initialized()) return cu::kErrorNotInitialized;
+  void* p = aligned_bytes(bytes);
+  if (!p) return cu::kErrorOutOfMemory;
+  std::memset(p, 0, bytes);
+  State& s = state();
+  std::lock_guard lock(s.memory_m);
+  s.allocations[reinterpret_cast<std::uintptr_t>(p)] = {bytes, -1};
+  *out = p;
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemFreeHost(void* p) {
+  State& s = state();
+  std::lock_guard lock(s.memory_m);
+  auto it = s.allocations.find(reinterpret_cast<std::uintptr_t>(p));
+  if (it == s.allocations.end() || it->second.second >= 0) return cu::kErrorInvalidValue;
+  std::free(p);
+  s.allocations.erase(it);
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemHostRegister_v2(void* p, std::size_t bytes, unsigned) {
+  if (!initialized()) return cu::kErrorNotInitialized;
+  if (!p || bytes == 0) return cu::kErrorInvalidValue;
+  State& s = state();
+  std::lock_guard lock(s.memory_m);
+  s.registered[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemHostUnregister(void* p) {
+  State& s = state();
+  std::lock_guard lock(s.memory_m);
+  return s.registered.erase(reinterpret_cast<std::uintptr_t>(p)) ? cu::kSuccess : cu::kErrorInvalidValue;
+}
+
+SIM_API cu::Result cuMemHostGetDevicePointer_v2(cu::DevicePtr* out, void* p, unsigned flags) {
+  if (flags != 0) return cu::kErrorInvalidValue;
+  if (!state().locate(p).pinned) return cu::kErrorInvalidValue;
+  *out = from_ptr(p);  // mapped host memory: the same address on the device
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuMemcpyHtoDAsync_v2(cu::DevicePtr dst, const void* src, std::size_t bytes, cu::Stream s) {
+  return copy_async(to_ptr(dst), src, bytes, s, false);
+}
+SIM_API cu::Result cuMemcpyDtoHAsync_v2(void* dst, cu::DevicePtr src, std::size_t bytes, cu::Stream s) {
+  return copy_async(dst, to_ptr(src), bytes, s, false);
+}
+SIM_API cu::Result cuMemcpyDtoDAsync_v2(cu::DevicePtr dst, cu::DevicePtr src, std::size_t bytes, cu::Stream s) {
+  State& st = state();
+  int a = st.locate(to_ptr(src)).device, b = st.locate(to_ptr(dst)).device;
+  bool peer = a >= 0 && b >= 0 && a != b &&
+              (st.contexts[static_cast<std::size_t>(a)].peers.count(b) || st.contexts[static_cast<std::size_t>(b)].peers.count(a));
+  return copy_async(to_ptr(dst), to_ptr(src), bytes, s, peer);
+}
+SIM_API cu::Result cuMemcpyPeerAsync(cu::DevicePtr dst, cu::Context dst_ctx, cu::DevicePtr src, cu::Context src_ctx,
+                                     std::size_t bytes, cu::Stream s) {
+  if (!dst_ctx || !src_ctx) return cu::kErrorInvalidContext;
+  Context* a = context_of(src_ctx);
+  Context* b = context_of(dst_ctx);
+  // Peer access on in either direction: a direct copy; off: the driver stages through host memory.
+  bool direct = a->peers.count(b->device) || b->peers.count(a->device);
+  return copy_async(to_ptr(dst), to_ptr(src), bytes, s, direct);
+}
+SIM_API cu::Result cuMemcpyDtoH_v2(void* dst, cu::DevicePtr src, std::size_t bytes) {
+  if (!initialized()) return cu::kErrorNotInitialized;
+  std::memcpy(dst, to_ptr(src), bytes);
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuMemcpyHtoD_v2(cu::DevicePtr dst, const void* src, std::size_t bytes) {
+  if (!initialized()) return cu::kErrorNotInitialized;
+  std::memcpy(to_ptr(dst), src, bytes);
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuMemsetD8_v2(cu::DevicePtr dst, unsigned char value, std::size_t bytes) {
+  if (!initialized()) return cu::kErrorNotInitialized;
+  std::memset(to_ptr(dst), value, bytes);
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuStreamCreate(cu::Stream* out, unsigned) {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  auto* s = new Stream(ctx);
+  {
+    std::lock_guard lock(state().streams_m);
+    state().streams.insert(s);
+  }
+  *out = reinterpret_cast<cu::Stream>(s);
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuStreamDestroy_v2(cu::Stream h) {
+  Stream* s = stream_of(h);
+  if (!s) return cu::kErrorInvalidHandle;
+  {
+    std::lock_guard lock(state().streams_m);
+    state().streams.erase(s);
+  }
+  if (s->hung) {
+    s->abandoned = true;  // its worker returns; the stream object is leaked on purpose
+    return cu::kSuccess;
+  }
+  s->synchronize();
+  delete s;
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuStreamSynchronize(cu::Stream h) {
+  if (Stream* s = stream_of(h)) s->synchronize();
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuLaunchHostFunc(cu::Stream h, void (*fn)(void*), void* data) {
+  if (!fn) return cu::kErrorInvalidValue;
+  return submit(h, [fn, data](Stream*) { fn(data); });
+}
+
+SIM_API cu::Result cuStreamQuery(cu::Stream h) {
+  Stream* s = stream_of(h);
+  return !s || s->idle() ? cu::kSuccess : cu::kErrorNotReady;
+}
+
+SIM_API cu::Result cuStreamWaitEvent(cu::Stream h, cu::Event e, unsigned) {
+  Event* ev = event_of(e);
+  if (!ev) return cu::kErrorInvalidHandle;
+  std::uint64_t generation;
+  {
+    std::lock_guard lock(ev->m);
+    generation = ev->recorded;
+  }
+  return submit(h, [ev, generation](Stream* on) {
+    ev->wait(generation);
+    if (on) {
+      std::lock_guard lock(ev->m);
+      on->clock_s = std::max(on->clock_s, ev->time_s);
+    }
+  });
+}
+
+SIM_API cu::Result cuEventCreate(cu::Event* out, unsigned) {
+  *out = reinterpret_cast<cu::Event>(new Event);
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuEventDestroy_v2(cu::Event e) {
+  delete event_of(e);  // callers synchronize first; a pending record of a hung stream never completes
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuEventRecord(cu::Event e, cu::Stream h) {
+  Event* ev = event_of(e);
+  if (!ev) return cu::kErrorInvalidHandle;
+  std::uint64_t generation;
+  {
+    std::lock_guard lock(ev->m);
+    generation = ++ev->recorded;
+  }
+  return submit(h, [ev, generation](Stream* on) { ev->complete(generation, on ? on->clock_s : now_s()); });
+}
+SIM_API cu::Result cuEventQuery(cu::Event e) {
+  Event* ev = event_of(e);
+  std::lock_guard lock(ev->m);
+  return ev->completed >= ev->recorded ? cu::kSuccess : cu::kErrorNotReady;
+}
+SIM_API cu::Result cuEventSynchronize(cu::Event e) {
+  Event* ev = event_of(e);
+  std::uint64_t generation;
+  {
+    std::lock_guard lock(ev->m);
+    generation = ev->recorded;
+  }
+  ev->wait(generation);
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuEventElapsedTime(float* ms, cu::Event start, cu::Event end) {
+  if (cuEventQuery(start) != cu::kSuccess || cuEventQuery(end) != cu::kSuccess) return cu::kErrorNotReady;
+  std::lock_guard a(event_of(start)->m);
+  std::lock_guard b(event_of(end)->m);
+  *ms = static_cast<float>((event_of(end)->time_s - event_of(start)->time_s) * 1e3);
+  return cu::kSuccess;
+}
+
+SIM_API cu::Result cuModuleLoadData(cu::Module* out, const void* image) {
+  if (!current_context()) return cu::kErrorInvalidContext;
+  if (!image) return cu::kErrorInvalidValue;
+  std::string ptx(static_cast<const char*>(image));
+  int isa = ptx_isa_of(ptx);
+  if (isa < 0) return cu::kErrorInvalidPtx;
+  if (isa > max_ptx_isa(state().config.driver_version)) return cu::kErrorUnsupportedPtxVersion;
+  *out = reinterpret_cast<cu::Module>(new SimModule{ptx_entries(ptx)});
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuModuleUnload(cu::Module m) {
+  delete reinterpret_cast<SimModule*>(m);
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuModuleGetFunction(cu::Function* out, cu::Module m, const char* name) {
+  auto* module = reinterpret_cast<SimModule*>(m);
+  if (!module || !name) return cu::kErrorInvalidValue;
+  Kernel k;
+  if (std::find(module->entries.begin(), module->entries.end(), name) == module->entries.end() || !kernel_by_name(name, k))
+    return cu::kErrorNotFound;
+  *out = reinterpret_cast<cu::Function>(new SimFunction{k});  // one per lookup: the engine looks each up once
+  return cu::kSuccess;
+}
+SIM_API cu::Result cuLaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                  unsigned bz, unsigned, cu::Stream h, void** params, void**) {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  if (!f || !params || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return cu::kErrorInvalidValue;
+  return run_kernel(reinterpret_cast<SimFunction*>(f)->kernel, params, stream_of(h), ctx->device);
+}
+
+}  // extern "C"

@@ -1,0 +1,108 @@
+#pragma once
+// The simulated driver's state: devices, primary contexts, memory (host memory standing in for
+// device memory: a CUdeviceptr is the host address), streams and events.
+//
+// Streams run on a worker thread each, because the engine's hold kernel spins on a host flag
+// that the host raises only after it queued every copy: a synchronous stream would deadlock.
+// Each stream keeps a device clock: an operation starts at max(the clock, now when the stream
+// was idle, the events it waits for) and a copy advances it by the link model's time. Events
+// stamp the clock, so measured GB/s follow the model even when this host's memcpy is slower
+// than the simulated link; when memcpy is faster, the worker also sleeps out the model's time,
+// so wall time follows the model too.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim_config.hpp"
+
+namespace interprobe::sim {
+
+double now_s();
+
+struct Context {
+  int device = 0;
+  int retains = 0;
+  std::set<int> peers;  // devices whose memory this context may access directly
+};
+
+class Stream;
+
+struct Event {
+  std::mutex m;
+  std::condition_variable cv;
+  std::uint64_t recorded = 0, completed = 0;  // generations
+  double time_s = 0;
+  void complete(std::uint64_t generation, double at_s);
+  void wait(std::uint64_t generation);
+};
+
+class Stream {
+ public:
+  Stream(Context* ctx);
+  ~Stream();
+  Context* context() const { return ctx_; }
+  void enqueue(std::function<void(Stream&)> op);
+  void synchronize();
+  bool idle();
+  // Device clock (seconds, same base as now_s()); only the worker touches it.
+  double clock_s = 0;
+  // A hung operation polls this; the stream is then leaked, not joined.
+  std::atomic<bool> abandoned{false};
+  std::atomic<bool> hung{false};
+
+ private:
+  void run();
+  Context* ctx_;
+  std::mutex m_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<std::function<void(Stream&)>> queue_;
+  std::size_t pending_ = 0;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+// Where a pointer lives: a device's memory, pinned host memory, or pageable host memory.
+struct Location {
+  int device = -1;     // >= 0: device memory of that device
+  bool pinned = false; // host memory: allocated or registered with the driver
+};
+
+struct State {
+  SimConfig config;
+  std::string config_error;  // why the description could not be read (cuInit fails)
+  bool initialized = false;
+  std::vector<Context> contexts;  // primary context per device
+  std::vector<std::uint64_t> used_bytes;
+  std::mutex memory_m;
+  std::map<std::uintptr_t, std::pair<std::size_t, int>> allocations;  // base -> (bytes, device or -1 pinned)
+  std::map<std::uintptr_t, std::size_t> registered;                  // cuMemHostRegister ranges
+  std::mutex streams_m;
+  std::set<Stream*> streams;  // live streams, for cuCtxSynchronize
+  Location locate(const void* p);
+};
+
+State& state();
+void reset_state(SimConfig config);
+Context*& current_context();
+
+// A copy as the simulated hardware does it: bytes move (memcpy), the stream's clock advances by
+// the link's time, corrupt damages the destination, hang never returns (until the stream is
+// abandoned).
+void timed_copy(Stream* stream, void* dst, const void* src, std::size_t bytes, const LinkModel& link, bool corrupt,
+                bool hang);
+// The link a copy between two locations uses, seen from the stream's device.
+struct CopyRoute {
+  LinkModel link;
+  bool peer = false;  // direct peer path: the peer faults apply
+};
+CopyRoute route(const Location& from, const Location& to, bool peer_allowed);
+
+}  // namespace interprobe::sim

@@ -1,0 +1,88 @@
+// `interprobe allreduce --backend nccl` through the real binary against the simulated libcuda and
+// libnccl (tests/sim): sums checked, transports captured from NCCL's log, variants, the watchdog.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "report/model/json.hpp"
+#include "support/run_binary.hpp"
+
+using interprobe::testing::run_interprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string write_description(const std::string& text) {
+  char tmpl[] = "/tmp/interprobe-nccl-sim-XXXXXX";
+  fs::path file = fs::path(::mkdtemp(tmpl)) / "machine.json";
+  std::ofstream(file) << text;
+  return file.string();
+}
+
+interprobe::testing::Process run_allreduce(const std::string& description, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"allreduce", "--backend", "nccl", "--sizes", "4K,256K", "--iters", "3",
+                                   "--samples", "2", "--warmup", "1", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_interprobe(args, {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
+                               std::string("INTERPROBE_NCCL_LIB=") + INTERPROBE_SIM_NCCL,
+                               "INTERPROBE_SIM_CONFIG=" + description});
+}
+
+const char* kFourGpus = R"({"devices": [{}, {}, {}, {}], "nccl": {"bus_gbps": 50, "latency_us": 40}})";
+
+TEST(NcclSimulated, FourGpusInOneProcessSumCorrectlyInTheModelsTime) {
+  auto p = run_allreduce(write_description(kFourGpus), {"--dtype", "float,half,bfloat16"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 3u);  // one sweep per dtype
+  EXPECT_TRUE(r.tool.libraries.at("nccl").simulated);
+  EXPECT_TRUE(r.tool.libraries.at("cuda").simulated);
+  for (const auto& s : r.collective->allreduce) {
+    EXPECT_EQ(s.status, "complete") << s.reason.value_or("");
+    EXPECT_EQ(s.ranks, 4);
+    EXPECT_EQ(s.devices.size(), 4u);
+    ASSERT_EQ(s.points.size(), 4u);  // 2 sizes x out-of-place, in-place
+    for (const auto& pt : s.points) {
+      EXPECT_EQ(pt.wrong, 0) << s.dtype << " " << pt.bytes;
+      // The simulated ring: 40 us + 2(n-1)/n x bytes / 50 GB/s, at least.
+      double model_us = 40 + 1.5 * static_cast<double>(pt.bytes) / 50e3;
+      EXPECT_GE(pt.time_us, 0.95 * model_us) << pt.bytes;
+    }
+    ASSERT_EQ(s.transports.size(), 1u);
+    EXPECT_EQ(s.transports[0].transport, "P2P/CUMEM");
+  }
+}
+
+TEST(NcclSimulated, TheP2pOffVariantShowsTheSharedMemoryTransport) {
+  auto p = run_allreduce(write_description(kFourGpus), {"--variant", "default,p2p-off"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 2u);
+  for (const auto& s : r.collective->allreduce) {
+    ASSERT_EQ(s.transports.size(), 1u) << s.variant;
+    EXPECT_EQ(s.transports[0].transport, s.variant == "p2p-off" ? "SHM/direct/direct" : "P2P/CUMEM") << s.variant;
+  }
+}
+
+TEST(NcclSimulated, AHungAllReduceIsAbortedByTheWatchdog) {
+  auto p = run_allreduce(write_description(R"({"devices": [{}, {}], "nccl": {"hang": true}})"), {"--timeout", "1"});
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.collective) << p.err;
+  ASSERT_EQ(r.collective->allreduce.size(), 1u);
+  const auto& s = r.collective->allreduce[0];
+  EXPECT_EQ(s.status, "hung");
+  EXPECT_EQ(s.hung_at_bytes, 4096);
+  EXPECT_NE(s.reason.value_or("").find("ncclCommAbort"), std::string::npos);
+}
+
+TEST(NcclSimulated, ADriverOlderThanCuda12_0IsUnsupported) {
+  auto p = run_allreduce(write_description(R"({"driver_version": 11080, "devices": [{}, {}]})"), {});
+  EXPECT_EQ(p.exit_code, 4) << p.err;
+  EXPECT_NE(p.err.find("CUDA 12.0 (driver r525)"), std::string::npos) << p.err;
+}
+
+}  // namespace
