@@ -86,6 +86,7 @@ SimConfig parse_config(const std::string& json_text, const std::string& origin) 
     c.faults.corrupt_peer_copies = faults.value("corrupt_peer_copies", false);
     c.faults.hang_peer_copies = faults.value("hang_peer_copies", false);
     c.faults.oom = faults.value("oom", false);
+    c.faults.ecc_error = faults.value("ecc_error", false);
     return c;
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("simulated CUDA description {}: {}", origin, e.what()));

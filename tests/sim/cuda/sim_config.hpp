@@ -26,6 +26,7 @@ struct Faults {
   bool corrupt_peer_copies = false;  // direct peer copies (and peer SM kernels) deliver wrong bytes
   bool hang_peer_copies = false;     // direct peer copies never complete
   bool oom = false;                  // every cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY
+  bool ecc_error = false;            // after the first copy, waits report CUDA_ERROR_ECC_UNCORRECTABLE
 };
 
 struct SimConfig {

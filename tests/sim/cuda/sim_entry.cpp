@@ -72,6 +72,7 @@ SIM_API cu::Result cuGetErrorName(cu::Result rc, const char** out) {
     case cu::kErrorNoDevice: *out = "CUDA_ERROR_NO_DEVICE"; break;
     case cu::kErrorInvalidDevice: *out = "CUDA_ERROR_INVALID_DEVICE"; break;
     case cu::kErrorInvalidContext: *out = "CUDA_ERROR_INVALID_CONTEXT"; break;
+    case cu::kErrorEccUncorrectable: *out = "CUDA_ERROR_ECC_UNCORRECTABLE"; break;
     case cu::kErrorPeerAccessUnsupported: *out = "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"; break;
     case cu::kErrorUnsupportedPtxVersion: *out = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; break;
     case cu::kErrorInvalidPtx: *out = "CUDA_ERROR_INVALID_PTX"; break;

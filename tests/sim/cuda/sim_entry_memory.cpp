@@ -47,6 +47,9 @@ cu::Result copy_async(void* dst, const void* src, std::size_t bytes, cu::Stream 
 
 Event* event_of(cu::Event e) { return reinterpret_cast<Event*>(e); }
 
+// An uncorrectable ECC error is sticky: every later wait reports it, as on a real GPU.
+cu::Result sticky_error() { return state().ecc_tripped ? cu::kErrorEccUncorrectable : cu::kSuccess; }
+
 }  // namespace
 
 #define SIM_API __attribute__((visibility("default")))
@@ -63,7 +66,7 @@ SIM_API cu::Result cuCtxSynchronize() {
       if (s->context() == ctx) mine.push_back(s);
   }
   for (Stream* s : mine) s->synchronize();
-  return cu::kSuccess;
+  return sticky_error();
 }
 
 SIM_API cu::Result cuCtxEnablePeerAccess(cu::Context peer, unsigned flags) {
@@ -235,7 +238,7 @@ SIM_API cu::Result cuStreamDestroy_v2(cu::Stream h) {
 
 SIM_API cu::Result cuStreamSynchronize(cu::Stream h) {
   if (Stream* s = stream_of(h)) s->synchronize();
-  return cu::kSuccess;
+  return sticky_error();
 }
 
 SIM_API cu::Result cuLaunchHostFunc(cu::Stream h, void (*fn)(void*), void* data) {
@@ -285,6 +288,7 @@ SIM_API cu::Result cuEventRecord(cu::Event e, cu::Stream h) {
 }
 SIM_API cu::Result cuEventQuery(cu::Event e) {
   Event* ev = event_of(e);
+  if (cu::Result rc = sticky_error(); rc != cu::kSuccess) return rc;
   std::lock_guard lock(ev->m);
   return ev->completed >= ev->recorded ? cu::kSuccess : cu::kErrorNotReady;
 }
@@ -296,7 +300,7 @@ SIM_API cu::Result cuEventSynchronize(cu::Event e) {
     generation = ev->recorded;
   }
   ev->wait(generation);
-  return cu::kSuccess;
+  return sticky_error();
 }
 SIM_API cu::Result cuEventElapsedTime(float* ms, cu::Event start, cu::Event end) {
   if (cuEventQuery(start) != cu::kSuccess || cuEventQuery(end) != cu::kSuccess) return cu::kErrorNotReady;

@@ -112,6 +112,7 @@ State& state() {
 
 void reset_state(SimConfig config) {
   State& s = state();
+  s.ecc_tripped = false;
   s.config = std::move(config);
   s.config_error.clear();
   s.initialized = false;
@@ -152,6 +153,7 @@ void timed_copy(Stream* stream, void* dst, const void* src, std::size_t bytes, c
     return;
   }
   std::memmove(dst, src, bytes);
+  if (state().config.faults.ecc_error) state().ecc_tripped = true;
   // A broken peer path: one byte in every 4 KiB page arrives flipped.
   if (corrupt)
     for (std::size_t i = 0; i < bytes; i += 4096) static_cast<unsigned char*>(dst)[i] ^= 0x5a;

@@ -129,6 +129,17 @@ TEST(BwSimulated, PeerAccessClaimedButSlowAsStagingIsClaimedButStaged) {
   EXPECT_TRUE(r.bandwidth->p2p_pairs[0].peer_access_claimed);
 }
 
+TEST(BwSimulated, AnUncorrectableEccErrorFailsTheSweepsWithTheDriversError) {
+  auto p = run_bw(write_temp("ecc.json", R"({"devices": [{}], "faults": {"ecc_error": true}})"));
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.bandwidth) << p.err;
+  ASSERT_FALSE(r.bandwidth->sweeps.empty());
+  for (const auto& s : r.bandwidth->sweeps) {
+    EXPECT_EQ(s.status, "failed") << s.kind;
+    EXPECT_NE(s.reason.value_or("").find("CUDA_ERROR_ECC_UNCORRECTABLE"), std::string::npos) << s.reason.value_or("");
+  }
+}
+
 TEST(BwSimulated, OneL4BehindACuda12_2DriverLoadsTheIsa8_0Kernels) {
   auto file = device_file("l4-1x-cuda-12.2.json");
   auto r = report_of(file);
