@@ -229,3 +229,59 @@ TEST(Vocabulary, NamesRoundTripAndUnknownTextIsRefused) {
   EXPECT_FALSE(parse_enum<Severity>("critical"));
   EXPECT_EQ(enum_choices<Severity>(), "info, warn, fail");
 }
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+}  // namespace
+
+// README examples are the binary's own output: each block after a marker
+//   <!-- json-example: ARGS | /json/pointer -->
+// must equal that part of `interprobe ARGS --json` (ARGS relative to the source tree).
+TEST(ReadmeExamples, JsonExamplesAreWhatTheBinaryWrites) {
+  std::string readme = read_text(fs::path(INTERPROBE_SOURCE_DIR) / "README.md");
+  const std::string marker = "<!-- json-example: ";
+  int examples = 0;
+  for (auto at = readme.find(marker); at != std::string::npos; at = readme.find(marker, at + 1)) {
+    auto end = readme.find("-->", at);
+    std::string spec = readme.substr(at + marker.size(), end - at - marker.size());
+    auto bar = spec.find('|');
+    ASSERT_NE(bar, std::string::npos) << spec;
+    std::vector<std::string> args;
+    for (auto& word : split_words(spec.substr(0, bar)))
+      args.push_back(word.rfind("tests/", 0) == 0 ? std::string(INTERPROBE_SOURCE_DIR) + "/" + word : word);
+    args.push_back("--json");
+    std::string pointer = split_words(spec.substr(bar + 1)).at(0);
+    auto block = readme.find("```json\n", end);
+    auto block_end = readme.find("```", block + 8);
+    ASSERT_NE(block, std::string::npos) << spec;
+    auto documented = nlohmann::json::parse(readme.substr(block + 8, block_end - block - 8));
+    auto p = run_interprobe(args);
+    ASSERT_EQ(p.exit_code, 0) << spec << ": " << p.err;
+    auto actual = nlohmann::json::parse(p.out).at(nlohmann::json::json_pointer(pointer));
+    EXPECT_EQ(documented, actual) << spec << "\nthe binary writes:\n" << actual.dump(2);
+    ++examples;
+  }
+  EXPECT_GE(examples, 2) << "README lost its JSON examples";
+}
+
+// The README's finding table (after <!-- finding-table -->) lists every id the schema enumerates,
+// and nothing else.
+TEST(ReadmeExamples, FindingTableMatchesTheSchema) {
+  std::string readme = read_text(fs::path(INTERPROBE_SOURCE_DIR) / "README.md");
+  auto at = readme.find("<!-- finding-table -->");
+  ASSERT_NE(at, std::string::npos) << "README has no finding table";
+  std::set<std::string> documented;
+  std::istringstream lines(readme.substr(at));
+  std::string line;
+  std::getline(lines, line);  // the marker
+  while (std::getline(lines, line) && (line.empty() || line[0] == '|'))
+    if (line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find('`', 3) - 3));
+  EXPECT_EQ(documented, schema_enum("/$defs/finding_id"));
+}
