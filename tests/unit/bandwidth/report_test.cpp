@@ -236,3 +236,46 @@ TEST(BandwidthRules, OneFindingPerCauseListsEveryPairAndPath) {
   EXPECT_NE(below->title.find("2 paths"), std::string::npos) << below->title;
   EXPECT_NE(below->title.find("gpu0"), std::string::npos) << below->title;  // the slowest is named
 }
+
+TEST(BandwidthReport, A1xReportReadsWithKeysAndValuesUpgraded) {
+  // tests/golden/v1/bw-host.json: a real 1.x report (cv, target_cv, memory, fit residual/points).
+  const auto r = report::read_report_file(std::string(INTERPROBE_SOURCE_DIR) + "/tests/golden/v1/bw-host.json");
+  ASSERT_TRUE(r.bandwidth);
+  const auto& b = *r.bandwidth;
+  EXPECT_EQ(r.schema_version, report::kSchemaVersion);
+  EXPECT_EQ(b.plan, report::BandwidthPlan::custom);
+  EXPECT_DOUBLE_EQ(b.target_cv_fraction, 0.01);
+  ASSERT_EQ(b.engines.size(), 1u);
+  EXPECT_EQ(b.engines[0].engine, report::BandwidthEngine::host);
+  EXPECT_EQ(b.engines[0].status, report::EngineStatus::ok);
+  ASSERT_FALSE(b.sweeps.empty());
+  const auto& s = b.sweeps[0];
+  EXPECT_EQ(s.kind, report::CopyKind::memcpy);
+  EXPECT_EQ(s.memory_kind, report::MemoryKind::pageable);
+  EXPECT_EQ(s.status, report::SweepStatus::complete);
+  ASSERT_FALSE(s.points.empty());
+  EXPECT_DOUBLE_EQ(s.points[0].cv_fraction, 0.022882578009323324);  // the 1.x "cv"
+  EXPECT_EQ(s.points[0].stop_reason, report::StopReason::budget);
+  ASSERT_TRUE(s.fit);
+  EXPECT_DOUBLE_EQ(s.fit->residual_fraction, 0.80666286915194);  // the 1.x "residual"
+  EXPECT_EQ(s.fit->points_used, 2);                              // the 1.x "points"
+  // And it renders: the view reads the upgraded values.
+  auto text = render::render(r, render::Format::text, render::TextStyle{false});
+  EXPECT_NE(text.find("host memcpy node0 -> node0 pageable"), std::string::npos) << text;
+}
+
+TEST(BandwidthReport, A1xClaimedButStagedVerdictReadsAsTheEnum) {
+  std::string text = report::to_json_text(report_with(
+      {report::BandwidthPlan::quick, 0.01, {}, {}, {{"gpu0", "gpu1", report::P2pTruth::claimed_but_staged, true, 1.0, 1.0, 9.0, 9.0, "x"}}}));
+  // Turn it back into what 1.x wrote.
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.0.0\"", "\"schema_version\": \"1.0.0\""},
+                          {"\"claimed_but_staged\"", "\"claimed-but-staged\""},
+                          {"\"target_cv_fraction\"", "\"target_cv\""}}) {
+    auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  auto back = report::parse_report_text(text, "1.x");
+  ASSERT_TRUE(back.bandwidth);
+  EXPECT_EQ(back.bandwidth->p2p_pairs.at(0).truth, report::P2pTruth::claimed_but_staged);
+}

@@ -190,3 +190,74 @@ TEST(CollectiveReport, JsonRoundTripAndTable) {
   auto plain = interprobe::render::render(back, interprobe::render::Format::text, {});
   EXPECT_NE(plain.find("busbw"), std::string::npos);
 }
+
+TEST(CollectiveReport, A1xReportReadsWithKeysUpgraded) {
+  // tests/golden/v1/allreduce-mpi.json: a real 1.x report (count, wrong, wrong_total).
+  const auto r = interprobe::report::read_report_file(std::string(INTERPROBE_SOURCE_DIR) + "/tests/golden/v1/allreduce-mpi.json");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 1u);
+  const auto& s = r.collective->allreduce[0];
+  EXPECT_EQ(s.backend, AllreduceBackend::mpi);
+  EXPECT_EQ(s.variant, AllreduceVariant::default_);
+  EXPECT_EQ(s.dtype, Dtype::float32);
+  EXPECT_EQ(s.status, AllreduceStatus::complete);
+  ASSERT_FALSE(s.points.empty());
+  EXPECT_EQ(s.points[0].bytes, 8);
+  EXPECT_EQ(s.points[0].elements_per_rank, 2);  // the 1.x "count"
+  EXPECT_EQ(s.points[0].wrong_elements, 0);     // the 1.x "wrong"
+  EXPECT_EQ(s.summary.wrong_elements_total, 0);
+  EXPECT_EQ(s.summary.plateau_from_bytes, 65536);
+  auto text = interprobe::render::render(r, interprobe::render::Format::text, {});
+  EXPECT_NE(text.find("all-reduce: mpi default 2 ranks, float"), std::string::npos) << text;
+}
+
+TEST(CollectiveReport, A1xP2pOffVariantAndWrongCountsUpgrade) {
+  Report r;
+  r.tool.version = "test";
+  r.host.started_at = "2026-01-01T00:00:00Z";
+  auto& s = r.collective.emplace().allreduce.emplace_back();
+  s.variant = AllreduceVariant::p2p_off;
+  s.ranks = 2;
+  auto& p = s.points.emplace_back();
+  p.bytes = 8;
+  p.elements_per_rank = 2;
+  p.wrong_elements = 1;
+  s.summary.wrong_elements_total = 1;
+  std::string text = interprobe::report::to_json_text(r, 2);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.0.0\"", "\"schema_version\": \"1.0.0\""},
+                          {"\"p2p_off\"", "\"p2p-off\""},
+                          {"\"elements_per_rank\"", "\"count\""},
+                          {"\"wrong_elements_total\"", "\"wrong_total\""},
+                          {"\"wrong_elements\"", "\"wrong\""}}) {
+    auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  auto back = interprobe::report::parse_report_text(text, "1.x");
+  ASSERT_TRUE(back.collective);
+  const auto& b = back.collective->allreduce.at(0);
+  EXPECT_EQ(b.variant, AllreduceVariant::p2p_off);
+  EXPECT_EQ(b.points.at(0).elements_per_rank, 2);
+  EXPECT_EQ(b.points.at(0).wrong_elements, 1);
+  EXPECT_EQ(b.summary.wrong_elements_total, 1);
+}
+
+TEST(CollectiveRules, OneFindingPerCauseListsEverySweep) {
+  // Two element types hung the same way: one finding, both sweeps in `affected`.
+  Report r;
+  r.collective.emplace();
+  for (Dtype dtype : {Dtype::float32, Dtype::float16}) {
+    auto& s = r.collective->allreduce.emplace_back();
+    s.ranks = 8;
+    s.dtype = dtype;
+    s.status = AllreduceStatus::hung;
+    s.hung_at_bytes = 1 << 20;
+    s.timeout_s = 60;
+  }
+  auto findings = interprobe::analysis::derive_findings(r);
+  ASSERT_EQ(std::count_if(findings.begin(), findings.end(), [](auto& f) { return f.id == "collective.allreduce_hung"; }), 1);
+  const auto& f = findings.front();
+  EXPECT_EQ(f.affected, (std::vector<std::string>{"nccl default 8 ranks float", "nccl default 8 ranks half"}));
+  EXPECT_EQ(std::get<interprobe::report::ValueList>(f.evidence.at("hung_at_bytes")).size(), 2u);
+  EXPECT_NE(f.title.find("2 sweeps"), std::string::npos) << f.title;
+}
