@@ -2,6 +2,10 @@
 // rates from a topology, findings and the rendered view.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "probes/bandwidth/copy_engine.hpp"
 #include "probes/bandwidth/expected.hpp"
 #include "probes/bandwidth/p2p_truth.hpp"
@@ -278,4 +282,45 @@ TEST(BandwidthReport, A1xClaimedButStagedVerdictReadsAsTheEnum) {
   auto back = report::parse_report_text(text, "1.x");
   ASSERT_TRUE(back.bandwidth);
   EXPECT_EQ(back.bandwidth->p2p_pairs.at(0).truth, report::P2pTruth::claimed_but_staged);
+}
+
+TEST(BandwidthReport, CopyKindsOfTheEnginesAreTheReportsVocabulary) {
+  for (const auto& entry : names(report::CopyKind{})) EXPECT_EQ(copy_kind(entry.name), entry.value) << entry.name;
+  EXPECT_THROW(copy_kind("p2p_write"), std::logic_error);  // a kind the report does not know is a bug, loudly
+}
+
+namespace {
+
+// The schema's enum at `pointer` equals the C++ table of E (null allowed where the value is optional).
+template <class E>
+void expect_schema_enum(const nlohmann::json& schema, const std::string& pointer) {
+  SCOPED_TRACE(pointer);
+  std::vector<std::string> in_schema, in_code;
+  for (const auto& v : schema.at(nlohmann::json::json_pointer(pointer)))
+    if (!v.is_null()) in_schema.push_back(v.get<std::string>());
+  for (const auto& entry : names(E{})) in_code.push_back(entry.name);
+  EXPECT_EQ(in_schema, in_code);
+}
+
+}  // namespace
+
+TEST(BandwidthReport, SchemaEnumsOfBandwidthAndCollectiveEqualTheVocabulary) {
+  std::ifstream in(std::string(INTERPROBE_SOURCE_DIR) + "/report/schema/report.schema.json");
+  const auto schema = nlohmann::json::parse(in);
+  const std::string bw = "/$defs/bandwidth/properties", sweep = "/$defs/bandwidth_sweep/properties";
+  expect_schema_enum<report::BandwidthPlan>(schema, bw + "/plan/enum");
+  expect_schema_enum<report::BandwidthEngine>(schema, bw + "/engines/items/properties/engine/enum");
+  expect_schema_enum<report::EngineStatus>(schema, bw + "/engines/items/properties/status/enum");
+  expect_schema_enum<report::P2pTruth>(schema, bw + "/p2p_pairs/items/properties/truth/enum");
+  expect_schema_enum<report::BandwidthEngine>(schema, sweep + "/engine/enum");
+  expect_schema_enum<report::CopyKind>(schema, sweep + "/kind/enum");
+  expect_schema_enum<report::MemoryKind>(schema, sweep + "/memory_kind/enum");
+  expect_schema_enum<report::SweepStatus>(schema, sweep + "/status/enum");
+  expect_schema_enum<report::StopReason>(schema, sweep + "/points/items/properties/stop_reason/enum");
+  const std::string ar = "/$defs/allreduce_sweep/properties";
+  expect_schema_enum<report::AllreduceBackend>(schema, ar + "/backend/enum");
+  expect_schema_enum<report::Dtype>(schema, ar + "/dtype/enum");
+  expect_schema_enum<report::AllreduceVariant>(schema, ar + "/variant/enum");
+  expect_schema_enum<report::AllreduceStatus>(schema, ar + "/status/enum");
+  expect_schema_enum<report::Dtype>(schema, "/$defs/allreduce_point/properties/dtype/enum");
 }
