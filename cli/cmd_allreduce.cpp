@@ -41,11 +41,12 @@ struct AllreduceOptions {
 
 CollectiveRequest build_request(const AllreduceOptions& o) {
   CollectiveRequest r;
-  if (o.backend != "nccl" && o.backend != "mpi")
+  const auto backend = report::parse_enum<report::AllreduceBackend>(o.backend);
+  if (!backend)
     throw InputError(fmt::format("--backend '{}': unknown; use nccl (GPUs) or mpi (host buffers, under mpirun)", o.backend));
-  r.backend = o.backend;
+  r.backend = *backend;
   r.variants = parse_variant_list(o.variant);
-  if (r.backend == "mpi" && r.variants != std::vector<std::string>{"default"})
+  if (r.backend == report::AllreduceBackend::mpi && r.variants != std::vector{report::AllreduceVariant::default_})
     throw InputError("--variant: p2p-off and shm-off are NCCL settings; the MPI backend has only 'default'");
   r.plan.dtypes = parse_dtype_list(o.dtype);
   parse_placement(o.placement, r.plan);
@@ -54,7 +55,7 @@ CollectiveRequest build_request(const AllreduceOptions& o) {
   } else {
     // 1 GiB per GPU is what nccl-tests is usually run to; host buffers of two ranks on one
     // machine share its memory bandwidth, so MPI stops at 64 MiB unless told otherwise.
-    const std::string max = o.max.value_or(o.backend == "mpi" ? "64M" : "1G");
+    const std::string max = o.max.value_or(r.backend == report::AllreduceBackend::mpi ? "64M" : "1G");
     r.plan.sizes_bytes = geometric_sizes(parse_size_bytes(o.min.value_or("8"), "--min"), parse_size_bytes(max, "--max"), o.factor);
   }
   r.plan.iterations = o.iterations;
@@ -95,7 +96,7 @@ int execute_allreduce(const GlobalOptions& global, const AllreduceOptions& o) {
                            "agree; rebuild with -DINTERPROBE_WITH_MPI=ON or run one process without mpirun");
   SingleProcessGroup single;
   RankGroup* group = &single;
-  if (request.backend == "mpi" || (under_launcher && mpi_compiled_in())) group = &start_mpi();
+  if (request.backend == report::AllreduceBackend::mpi || (under_launcher && mpi_compiled_in())) group = &start_mpi();
 
   GlobalOptions options = global;
   // mpirun hands its ranks a pseudo-terminal whatever the user's stdout is: no colour codes.

@@ -38,18 +38,19 @@ double parse_target_cv(const std::string& text) {
 }
 
 BandwidthRequest build_request(const BwOptions& o) {
-  BandwidthRequest r = bandwidth_plan(o.full ? "full" : o.quick ? "quick" : "standard");
-  if (o.engine == "all") r.engines = {"host", "cuda"};
-  else if (o.engine == "host" || o.engine == "cuda") r.engines = {o.engine};
+  using report::BandwidthPlan;
+  BandwidthRequest r = bandwidth_plan(o.full ? BandwidthPlan::full : o.quick ? BandwidthPlan::quick : BandwidthPlan::standard);
+  if (o.engine == "all") r.engines = {report::BandwidthEngine::host, report::BandwidthEngine::cuda};
+  else if (auto engine = report::parse_enum<report::BandwidthEngine>(o.engine)) r.engines = {*engine};
   else throw InputError(fmt::format("--engine '{}': unknown; use host, cuda or all", o.engine));
   if (o.sizes) {
     r.sweep.sizes = parse_size_list(*o.sizes, "--sizes");
-    r.plan = "custom";
+    r.plan = BandwidthPlan::custom;
   } else if (o.min || o.max || o.factor) {
     std::uint64_t min = o.min ? parse_size_bytes(*o.min, "--min") : r.sweep.sizes.front();
     std::uint64_t max = o.max ? parse_size_bytes(*o.max, "--max") : r.sweep.sizes.back();
     r.sweep.sizes = geometric_sizes(min, max, o.factor.value_or(2.0));
-    r.plan = "custom";
+    r.plan = BandwidthPlan::custom;
   }
   if (o.target_cv) r.sweep.target_cv = parse_target_cv(*o.target_cv);
   if (o.budget_s) {

@@ -28,7 +28,7 @@ std::vector<std::unique_ptr<Probe>> inventory_probes() {
 // What the machine does: timed measurements.
 std::vector<std::unique_ptr<Probe>> measurement_probes() {
   std::vector<std::unique_ptr<Probe>> probes;
-  probes.push_back(make_bandwidth_probe(bandwidth_plan("quick")));
+  probes.push_back(make_bandwidth_probe(bandwidth_plan(report::BandwidthPlan::quick)));
   probes.push_back(collective::make_run_collective_probe());
   return probes;
 }

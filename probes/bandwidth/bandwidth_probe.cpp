@@ -18,32 +18,30 @@
 
 namespace interprobe {
 
-BandwidthRequest bandwidth_plan(const std::string& name) {
+BandwidthRequest bandwidth_plan(report::BandwidthPlan plan) {
+  using report::BandwidthPlan;
   BandwidthRequest r;
-  r.plan = name;
-  if (name == "quick") {
+  r.plan = plan;
+  if (plan == BandwidthPlan::quick) {
     r.sweep.sizes = geometric_sizes(4, 256u << 20, 4);
     r.sweep.size_budget_s = 0.08;
     r.sweep.max_samples = 50;
     r.host_locked = false;
     r.cuda_every_kind = false;
-  } else if (name == "full") {
+  } else if (plan == BandwidthPlan::full) {
     r.sweep.sizes = geometric_sizes(4, 4ull << 30, 2);
     r.sweep.size_budget_s = 0.5;
     r.sweep.max_samples = 400;
     r.cuda_both_directions = true;
-  } else if (name == "standard") {
+  } else if (plan == BandwidthPlan::standard) {
     r.sweep.sizes = geometric_sizes(4, 1u << 30, 2);
   } else {
-    throw InputError(fmt::format("bandwidth plan '{}': use quick, standard or full", name));
+    throw InputError(fmt::format("bandwidth plan '{}': use quick, standard or full", to_string(plan)));
   }
   return r;
 }
 
 void validate_request(const BandwidthRequest& r) {
-  for (const auto& e : r.engines)
-    if (e != "host" && e != "cuda")
-      throw InputError(fmt::format("--engine '{}': unknown; use host, cuda or all", e));
   if (r.engines.empty()) throw InputError("--engine: give host, cuda or all");
   if (!(r.sweep.target_cv > 0) || r.sweep.target_cv >= 1)
     throw InputError(fmt::format("--target-cv {}: give a fraction above 0 and below 1, e.g. 0.01 for 1%", r.sweep.target_cv));
@@ -63,28 +61,29 @@ class BandwidthProbe final : public Probe {
       throw UnsupportedError("bandwidth measures the live machine; --root replays a tree, so nothing is measured");
     report.bandwidth = report::BandwidthSection{};
     report.bandwidth->plan = request_.plan;
-    report.bandwidth->target_cv = request_.sweep.target_cv;
+    report.bandwidth->target_cv_fraction = request_.sweep.target_cv;
     numa_ = NumaPlacement::detect();
-    for (const auto& engine : request_.engines) {
-      report.bandwidth->engines.push_back({engine, "ok", std::nullopt, {}});
+    using report::EngineStatus;
+    for (const auto engine : request_.engines) {
+      report.bandwidth->engines.push_back({engine, EngineStatus::ok, std::nullopt, {}});
       std::size_t index = report.bandwidth->engines.size() - 1;
-      auto set_status = [&](const char* status, const std::string& reason) {
+      auto set_status = [&](EngineStatus status, const std::string& reason) {
         report.bandwidth->engines[index].status = status;
         report.bandwidth->engines[index].reason = reason;
       };
       try {
-        if (engine == "host") run_host(ctx, report, index);
+        if (engine == report::BandwidthEngine::host) run_host(ctx, report, index);
         else run_cuda(ctx, report, index);
       } catch (const InterruptedError&) {
-        set_status("interrupted", "interrupted");
+        set_status(EngineStatus::interrupted, "interrupted");
         throw;
       } catch (const UnsupportedError& e) {
-        set_status("unsupported", e.what());
+        set_status(EngineStatus::unsupported, e.what());
         if (request_.engines.size() == 1) throw;  // `bw --engine cuda`: exit 4 with the reason
       } catch (const InputError&) {
         throw;
       } catch (const std::exception& e) {
-        set_status("failed", e.what());
+        set_status(EngineStatus::failed, e.what());
         if (request_.engines.size() == 1) throw;
       }
     }
@@ -170,7 +169,7 @@ class BandwidthProbe final : public Probe {
     bool capped = false;
     options.sizes = cap_sizes(options.sizes, engine.max_bytes(), capped);
     if (options.sizes.empty()) {
-      sweeps[at].status = "unsupported";
+      sweeps[at].status = report::SweepStatus::unsupported;
       sweeps[at].reason = "no size fits: the buffers exceed free memory or the locked-memory limit (ulimit -l)";
       return;
     }
@@ -178,11 +177,11 @@ class BandwidthProbe final : public Probe {
       sweeps[at].notes.push_back(fmt::format("sizes capped at {}: larger buffers do not fit in memory (or the "
                                              "locked-memory limit)",
                                              format_bytes(engine.max_bytes())));
-    std::string label = fmt::format("bandwidth {} {} {}->{}", sweeps[at].engine, sweeps[at].kind, sweeps[at].src, sweeps[at].dst);
+    std::string label = fmt::format("bandwidth {} {} {}->{}", to_string(sweeps[at].engine), to_string(sweeps[at].kind), sweeps[at].src, sweeps[at].dst);
     if (sweeps[at].threads && *sweeps[at].threads > 1) label += fmt::format(" x{}", *sweeps[at].threads);
-    if (sweeps[at].memory == "locked") label += " locked";
+    if (sweeps[at].memory_kind == report::MemoryKind::locked) label += " locked";
     ctx.progress.update(label + "...");
-    auto finish = [&](const char* status, std::optional<std::string> reason) {
+    auto finish = [&](report::SweepStatus status, std::optional<std::string> reason) {
       sweeps[at].status = status;
       sweeps[at].reason = std::move(reason);
       sweeps[at].fit = fit_sweep(sweeps[at]);
@@ -194,16 +193,16 @@ class BandwidthProbe final : public Probe {
         ctx.progress.update(fmt::format("{}: {} ({}/{}) {} GB/s", label, format_size_label(static_cast<std::uint64_t>(p.bytes)),
                                         sweeps[at].points.size(), options.sizes.size(), format_gbps(p.gbps)));
       });
-      finish("complete", std::nullopt);
+      finish(report::SweepStatus::complete, std::nullopt);
     } catch (const InterruptedError&) {
-      finish("interrupted", "interrupted: the finished sizes are kept");
+      finish(report::SweepStatus::interrupted, "interrupted: the finished sizes are kept");
       throw;
     } catch (const UnsupportedError& e) {
-      finish("unsupported", e.what());
+      finish(report::SweepStatus::unsupported, e.what());
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {
-      finish("failed", e.what());
+      finish(report::SweepStatus::failed, e.what());
     }
   }
 

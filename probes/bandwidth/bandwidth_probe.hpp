@@ -10,8 +10,8 @@
 namespace interprobe {
 
 struct BandwidthRequest {
-  std::vector<std::string> engines{"host", "cuda"};  // in the order they run
-  std::string plan = "standard";                     // quick | standard | full | custom
+  std::vector<report::BandwidthEngine> engines{report::BandwidthEngine::host, report::BandwidthEngine::cuda};  // in order
+  report::BandwidthPlan plan = report::BandwidthPlan::standard;
   SweepOptions sweep;
   unsigned host_threads = 0;       // 0: the CPUs near the buffers, at most 8
   bool host_locked = true;         // also sweep mlock'ed buffers
@@ -24,7 +24,8 @@ struct BandwidthRequest {
 
 // Plans: quick (run: 4 B..256 MiB, x4 steps, short budgets), standard (4 B..1 GiB), full
 // (4 B..4 GiB, every pair both ways).
-BandwidthRequest bandwidth_plan(const std::string& name);
+// (custom is not a plan of its own: it is what the caller sets after changing the sizes).
+BandwidthRequest bandwidth_plan(report::BandwidthPlan plan);
 
 // Throws InputError naming the option for values no sweep can use.
 void validate_request(const BandwidthRequest& request);

@@ -3,11 +3,20 @@
 // (host memcpy node0 -> node1, CUDA H2D gpu0, P2P gpu0 -> gpu1 ...): the sweep asks it to
 // prepare a size, times batches of copies through it, and has it verify the data once.
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "report/model/bandwidth.hpp"
 
 namespace interprobe {
+
+// The report's name of a path kind the engines spell as text ("memcpy", "p2p_write_ce"). An engine
+// that invents a kind the report does not know is a bug, not bad input.
+inline report::CopyKind copy_kind(std::string_view name) {
+  if (auto kind = report::parse_enum<report::CopyKind>(name)) return *kind;
+  throw std::logic_error("copy kind '" + std::string(name) + "' is missing from report::CopyKind");
+}
 
 // How the engine's clock wants to be driven.
 struct TimingHints {

@@ -50,13 +50,13 @@ class CudaPathEngine : public CopyEngine {
 
   report::BandwidthSweep describe() const override {
     report::BandwidthSweep s;
-    s.engine = "cuda";
-    s.kind = spec_.kind;
+    s.engine = report::BandwidthEngine::cuda;
+    s.kind = copy_kind(spec_.kind);
     s.src = spec_.src_name;
     s.dst = spec_.dst_name;
     s.directions = bidir() ? 2 : 1;
-    if (spec_.src < 0 || spec_.dst < 0 || staged()) s.memory = spec_.pinned ? "pinned" : "pageable";
-    else s.memory = "device";
+    if (spec_.src < 0 || spec_.dst < 0 || staged()) s.memory_kind = spec_.pinned ? report::MemoryKind::pinned : report::MemoryKind::pageable;
+    else s.memory_kind = report::MemoryKind::device;
     if (!spec_.placement_note.empty()) s.notes.push_back(spec_.placement_note);
     if (sm()) s.notes.push_back(fmt::format("SM copy kernel, up to {} blocks of 512 threads", blocks()));
     if (spec_.kind == "p2p_off") s.notes.push_back("peer access disabled: cuMemcpyPeerAsync is staged by the driver");

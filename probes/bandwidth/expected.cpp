@@ -8,8 +8,6 @@ namespace interprobe {
 
 namespace {
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
 std::string link_label(const report::PciLink& l) {
   std::string speed = l.current_gts ? fmt::format("{:g} GT/s", *l.current_gts) : "? GT/s";
   std::string width = l.current_width ? fmt::format("x{}", *l.current_width) : "x?";
@@ -45,27 +43,27 @@ std::optional<ExpectedRate> pcie_path_to_host(const report::TopologySection& t, 
 
 std::optional<ExpectedRate> expected_rate(const report::TopologySection& t, const report::BandwidthSweep& s,
                                           const std::map<std::string, std::string>& gpu_bdf) {
-  if (s.engine != "cuda") return std::nullopt;
+  if (s.engine != report::BandwidthEngine::cuda) return std::nullopt;
   auto bdf_of = [&](const std::string& name) -> std::optional<std::string> {
     auto it = gpu_bdf.find(name);
     if (it == gpu_bdf.end()) return std::nullopt;
     return it->second;
   };
-  const std::string& k = s.kind;
-  if (starts_with(k, "h2d") || starts_with(k, "d2h")) {
-    auto gpu = bdf_of(starts_with(k, "h2d") ? s.dst : s.src);
+  const report::CopyKind k = s.kind;
+  if (report::is_host_to_device(k) || report::is_device_to_host(k)) {
+    auto gpu = bdf_of(report::is_host_to_device(k) ? s.dst : s.src);
     return gpu ? pcie_path_to_host(t, *gpu) : std::nullopt;
   }
   auto a = bdf_of(s.src), b = bdf_of(s.dst);
   if (!a || !b) return std::nullopt;
-  if (starts_with(k, "staged") || k == "p2p_off") {  // both legs cross the host: the slower one bounds it
+  if (report::is_staged_between_gpus(k)) {  // both legs cross the host: the slower one bounds it
     auto up = pcie_path_to_host(t, *a), down = pcie_path_to_host(t, *b);
     if (!up || !down) return std::nullopt;
     ExpectedRate r = up->gbps <= down->gbps ? *up : *down;
     r.basis = "through host memory; " + r.basis;
     return r;
   }
-  if (!starts_with(k, "p2p")) return std::nullopt;
+  if (!report::uses_peer_access(k)) return std::nullopt;
   for (const auto& pair : t.gpu_pairs) {
     if (!((pair.a_bdf == *a && pair.b_bdf == *b) || (pair.a_bdf == *b && pair.b_bdf == *a))) continue;
     std::optional<ExpectedRate> r;

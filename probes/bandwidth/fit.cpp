@@ -104,8 +104,8 @@ std::optional<report::BandwidthFit> fit_latency_bandwidth(const std::vector<Time
     sum_sq += r * r;
     ++used;
   }
-  fit.residual = used > 0 ? std::sqrt(sum_sq / static_cast<double>(used)) : 0.0;
-  fit.points = used;  // sizes the line follows; the others were outliers or another regime
+  fit.residual_fraction = used > 0 ? std::sqrt(sum_sq / static_cast<double>(used)) : 0.0;
+  fit.points_used = used;  // sizes the line follows; the others were outliers or another regime
   return fit;
 }
 

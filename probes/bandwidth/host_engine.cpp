@@ -30,11 +30,11 @@ class HostEngine : public CopyEngine {
 
   report::BandwidthSweep describe() const override {
     report::BandwidthSweep s;
-    s.engine = "host";
-    s.kind = spec_.kind;
+    s.engine = report::BandwidthEngine::host;
+    s.kind = copy_kind(spec_.kind);
     s.src = fmt::format("node{}", spec_.src_node);
     s.dst = fmt::format("node{}", spec_.dst_node);
-    s.memory = spec_.locked ? "locked" : "pageable";
+    s.memory_kind = spec_.locked ? report::MemoryKind::locked : report::MemoryKind::pageable;
     s.threads = spec_.threads;
     if (!numa_->can_place()) s.notes.push_back(numa_->reason());
     if (spec_.kind == "memcpy" && spec_.threads > 1)

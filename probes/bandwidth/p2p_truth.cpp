@@ -8,14 +8,16 @@ namespace interprobe {
 
 namespace {
 
-const report::BandwidthSweep* find_sweep(const std::vector<report::BandwidthSweep>& sweeps, const std::string& kind,
+using report::CopyKind;
+using report::P2pTruth;
+
+const report::BandwidthSweep* find_sweep(const std::vector<report::BandwidthSweep>& sweeps, CopyKind kind,
                                          const std::string& src, const std::string& dst) {
   for (const auto& s : sweeps)
-    if (s.engine == "cuda" && s.kind == kind && s.src == src && s.dst == dst && !s.points.empty()) return &s;
+    if (s.engine == report::BandwidthEngine::cuda && s.kind == kind && s.src == src && s.dst == dst && !s.points.empty())
+      return &s;
   return nullptr;
 }
-
-bool is_gpu_to_gpu(const report::BandwidthSweep& s) { return s.kind.rfind("p2p", 0) == 0 || s.kind.rfind("staged", 0) == 0; }
 
 }  // namespace
 
@@ -27,8 +29,8 @@ std::vector<report::P2pPairTruth> classify_p2p_pairs(const std::vector<PeerClaim
     t.src = c.src;
     t.dst = c.dst;
     t.peer_access_claimed = c.can_access_peer;
-    const auto* on = find_sweep(sweeps, "p2p_write_ce", c.src, c.dst);
-    const auto* off = find_sweep(sweeps, "p2p_off", c.src, c.dst);
+    const auto* on = find_sweep(sweeps, CopyKind::p2p_write_ce, c.src, c.dst);
+    const auto* off = find_sweep(sweeps, CopyKind::p2p_off, c.src, c.dst);
     if (on) {
       t.p2p_gbps = on->points.back().gbps;
       t.p2p_latency_us = on->points.front().median_us;
@@ -38,18 +40,21 @@ std::vector<report::P2pPairTruth> classify_p2p_pairs(const std::vector<PeerClaim
       t.staged_latency_us = off->points.front().median_us;
     }
     // Corruption on any GPU-to-GPU path of this pair (either direction of a bidirectional run).
+    std::optional<P2pTruth> truth;
     for (const auto& s : sweeps) {
       bool pair = (s.src == c.src && s.dst == c.dst) || (s.directions == 2 && s.src == c.dst && s.dst == c.src);
-      if (s.engine != "cuda" || !pair || !is_gpu_to_gpu(s)) continue;
+      if (s.engine != report::BandwidthEngine::cuda || !pair || !is_gpu_to_gpu(s.kind)) continue;
       for (const auto& p : s.points)
-        if (p.verified == false && t.truth.empty()) {
-          t.truth = "corrupt";
-          t.reason = fmt::format("{} copy of {} delivered wrong data", s.kind, format_bytes(static_cast<std::uint64_t>(p.bytes)));
+        if (p.verified == false && !truth) {
+          truth = P2pTruth::corrupt;
+          t.reason = fmt::format("{} copy of {} delivered wrong data", to_string(s.kind),
+                                 format_bytes(static_cast<std::uint64_t>(p.bytes)));
         }
     }
-    if (!t.truth.empty()) {
+    if (truth) {
+      t.truth = *truth;
     } else if (!c.can_access_peer) {
-      t.truth = "staged";
+      t.truth = P2pTruth::staged;
       t.reason = "cuDeviceCanAccessPeer says no: copies between them go through host memory";
     } else if (!on) {
       continue;  // claimed, not measured (interrupted or failed): nothing to say
@@ -61,7 +66,7 @@ std::vector<report::P2pPairTruth> classify_p2p_pairs(const std::vector<PeerClaim
       else
         like_staging = slow_start;
       if (like_staging) {
-        t.truth = "claimed-but-staged";
+        t.truth = P2pTruth::claimed_but_staged;
         t.reason = fmt::format("peer access is on, but {} GB/s and {} us per small copy look like a copy through host "
                                "memory{}",
                                format_gbps(*t.p2p_gbps), format_us(*t.p2p_latency_us),
@@ -69,7 +74,7 @@ std::vector<report::P2pPairTruth> classify_p2p_pairs(const std::vector<PeerClaim
                                                            format_us(*t.staged_latency_us))
                                              : "");
       } else {
-        t.truth = "p2p";
+        t.truth = P2pTruth::p2p;
         t.reason = fmt::format("peer access on: {} GB/s, {} us per small copy", format_gbps(*t.p2p_gbps),
                                format_us(*t.p2p_latency_us));
       }

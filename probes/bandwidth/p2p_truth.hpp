@@ -8,7 +8,7 @@
 namespace interprobe {
 
 // For every src -> dst pair with a peer-access claim: p2p (peer access on and faster than
-// staging, or direct-path latency), claimed-but-staged (peer access on, but bandwidth and
+// staging, or direct-path latency), claimed_but_staged (peer access on, but bandwidth and
 // latency look like a copy through host memory), staged (no peer access), corrupt (a checked
 // copy between them delivered wrong data). Uses the p2p_write_ce and p2p_off sweeps.
 struct PeerClaimInput {

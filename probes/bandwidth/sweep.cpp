@@ -9,15 +9,6 @@
 
 namespace interprobe {
 
-const char* to_string(StopReason r) {
-  switch (r) {
-    case StopReason::target_cv: return "target_cv";
-    case StopReason::budget: return "budget";
-    case StopReason::max_samples: return "max_samples";
-  }
-  return "?";
-}
-
 std::optional<StopReason> should_stop(const SampleStats& stats, const SweepOptions& o, double elapsed_s) {
   auto n = static_cast<int>(stats.samples);
   int floor = std::max(2, o.min_samples);
@@ -74,11 +65,11 @@ report::BandwidthPoint measure_size(CopyEngine& engine, std::uint64_t bytes, con
   point.median_us = stats.median;
   point.p95_us = stats.p95;
   point.max_us = stats.max;
-  point.cv = stats.cv;
+  point.cv_fraction = stats.cv;
   point.gbps = stats.median > 0
                    ? static_cast<double>(bytes) * static_cast<double>(directions) / (stats.median * 1e3)
                    : 0;
-  point.stop_reason = to_string(*stop);
+  point.stop_reason = *stop;
   return point;
 }
 

@@ -22,9 +22,8 @@ struct SweepOptions {
   int warmup_copies = 1;        // untimed copies per size; calibration adds at least one more
 };
 
-// Why sampling of one size stopped.
-enum class StopReason { target_cv, budget, max_samples };
-const char* to_string(StopReason r);
+// Why sampling of one size stopped: the report's vocabulary.
+using report::StopReason;
 
 // The stop rule alone, for tests: nullopt = take another sample.
 std::optional<StopReason> should_stop(const SampleStats& stats, const SweepOptions& options, double elapsed_s);

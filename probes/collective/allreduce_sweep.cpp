@@ -86,7 +86,7 @@ report::AllreduceSummary summarize_sweep(const std::vector<report::AllreducePoin
   report::AllreduceSummary s;
   std::vector<const report::AllreducePoint*> out_of_place;
   for (const auto& p : points) {
-    s.wrong_total += p.wrong;
+    s.wrong_elements_total += p.wrong_elements;
     if (!p.in_place) out_of_place.push_back(&p);
   }
   if (out_of_place.empty()) {  // an in-place-only sweep: summarize that instead
@@ -216,8 +216,8 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
 
       report::AllreducePoint p;
       p.bytes = static_cast<std::int64_t>(bytes);
-      p.count = static_cast<std::int64_t>(count);
-      p.dtype = to_string(dtype);
+      p.elements_per_rank = static_cast<std::int64_t>(count);
+      p.dtype = dtype;
       p.in_place = in_place;
       p.iterations = iterations;
       p.samples = static_cast<std::int64_t>(stats.samples);
@@ -226,7 +226,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
       p.max_us = stats.max;
       p.algbw_gbps = stats.median > 0 ? static_cast<double>(bytes) / (stats.median * 1e3) : 0;
       p.busbw_gbps = p.algbw_gbps * busbw_factor(ranks);
-      p.wrong = static_cast<std::int64_t>(wrong);
+      p.wrong_elements = static_cast<std::int64_t>(wrong);
       out.points.push_back(p);
       out.summary = summarize_sweep(out.points);
       if (observer.point_added) observer.point_added();

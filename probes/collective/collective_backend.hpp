@@ -34,7 +34,7 @@ enum class BufferRole { send, recv };
 class CollectiveBackend {
  public:
   virtual ~CollectiveBackend() = default;
-  virtual std::string name() const = 0;  // "nccl" | "mpi"
+  virtual report::AllreduceBackend kind() const = 0;  // what the report calls it
   virtual int ranks() const = 0;         // ranks of the collective (GPUs for NCCL, processes for MPI)
   virtual int rank() const = 0;          // the first rank this process drives
   virtual int local_ranks() const { return 1; }  // ranks this process drives (NCCL in one process: every GPU)

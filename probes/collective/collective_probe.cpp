@@ -20,9 +20,13 @@ namespace interprobe::collective {
 
 namespace {
 
+using report::AllreduceBackend;
+using report::AllreduceStatus;
+using report::AllreduceVariant;
+
 // The variant whose environment this process's NCCL has read (it reads it only once).
-std::optional<std::string>& nccl_variant_of_this_process() {
-  static std::optional<std::string> variant;
+std::optional<AllreduceVariant>& nccl_variant_of_this_process() {
+  static std::optional<AllreduceVariant> variant;
   return variant;
 }
 
@@ -57,15 +61,15 @@ class AllreduceProbe final : public Probe {
   void run(const ProbeContext& ctx, report::Report& report) override {
     if (!ctx.root.is_live()) throw UnsupportedError("replaying a --root tree: all-reduce sweeps need the live machine");
     validate_plan(request_.plan);
-    const bool nccl = request_.backend == "nccl";
-    if (!nccl && request_.variants != std::vector<std::string>{"default"})
+    const bool nccl = request_.backend == AllreduceBackend::nccl;
+    if (!nccl && request_.variants != std::vector<AllreduceVariant>{AllreduceVariant::default_})
       throw InputError("--variant: p2p-off and shm-off are NCCL settings; the MPI backend has only 'default'");
     if (nccl && group_.process_count() > 1 && request_.variants.size() > 1)
       throw InputError("--variant: under mpirun give one variant per launch (NCCL reads NCCL_P2P_DISABLE and "
                        "NCCL_SHM_DISABLE once per process); run mpirun once per variant");
     agree_on_options(group_, digest_text(request_.plan, request_.backend, request_.variants));
     if (!report.collective) report.collective.emplace();
-    for (const auto& variant : request_.variants) {
+    for (AllreduceVariant variant : request_.variants) {
       const auto& applied = nccl_variant_of_this_process();
       if (nccl && applied && *applied != variant) run_in_child(variant, *report.collective);
       else run_here(ctx, variant, *report.collective);
@@ -74,8 +78,8 @@ class AllreduceProbe final : public Probe {
   }
 
  private:
-  void run_here(const ProbeContext& ctx, const std::string& variant, report::CollectiveSection& section) {
-    const bool nccl = request_.backend == "nccl";
+  void run_here(const ProbeContext& ctx, AllreduceVariant variant, report::CollectiveSection& section) {
+    const bool nccl = request_.backend == AllreduceBackend::nccl;
     ScopedEnvironment env(nccl ? variant_environment(variant) : std::map<std::string, std::string>{});
     NcclLogCapture* log = nccl ? &NcclLogCapture::for_this_process() : nullptr;  // before NCCL starts
     if (nccl) nccl_variant_of_this_process() = variant;
@@ -87,16 +91,16 @@ class AllreduceProbe final : public Probe {
       auto& sweep = section.allreduce.back();
       SweepObserver observer;
       if (group_.process_rank() == 0)
-        observer.progress = [&](const std::string& line) { ctx.progress.update(fmt::format("all-reduce {} {}", variant, line)); };
+        observer.progress = [&](const std::string& line) { ctx.progress.update(fmt::format("all-reduce {} {}", cli_name(variant), line)); };
       try {
         run_allreduce_sweep(*backend, request_.plan, dtype, sweep, observer);
       } catch (const CollectiveHang& hang) {
-        sweep.status = "hung";
+        sweep.status = AllreduceStatus::hung;
         sweep.reason = hang.what();
         sweep.hung_at_bytes = static_cast<std::int64_t>(hang.bytes());
         backend.reset();  // aborted: the next type starts a new communicator
       } catch (const InterruptedError&) {
-        sweep.status = "interrupted";
+        sweep.status = AllreduceStatus::interrupted;
         sweep.reason = "interrupted";
         attach_log(log, log_summary, sweep);
         throw;
@@ -105,7 +109,7 @@ class AllreduceProbe final : public Probe {
       } catch (const std::exception& e) {
         // Only this process saw it: the others would wait in the next collective for ever.
         if (group_.process_count() > 1) group_.abort_all(fmt::format("all-reduce sweep failed: {}", e.what()), 3);
-        sweep.status = "failed";
+        sweep.status = AllreduceStatus::failed;
         sweep.reason = e.what();
         if (first_failure_.empty()) first_failure_ = e.what();
         backend.reset();
@@ -115,12 +119,12 @@ class AllreduceProbe final : public Probe {
     }
   }
 
-  report::AllreduceSweep sweep_header(const CollectiveBackend& backend, const std::string& variant, Dtype dtype, bool nccl) const {
+  report::AllreduceSweep sweep_header(const CollectiveBackend& backend, AllreduceVariant variant, Dtype dtype, bool nccl) const {
     report::AllreduceSweep s;
-    s.backend = backend.name();
+    s.backend = backend.kind();
     s.ranks = backend.ranks();
     s.nodes = group_.nodes();
-    s.dtype = to_string(dtype);
+    s.dtype = dtype;
     s.variant = variant;
     s.library_version = backend.library_version();
     s.devices = backend.devices();
@@ -150,20 +154,20 @@ class AllreduceProbe final : public Probe {
     if (group_.process_count() > 1) sweep.notes.push_back("transports as rank 0's NCCL log shows its own connections");
   }
 
-  void run_in_child(const std::string& variant, report::CollectiveSection& section) {
+  void run_in_child(AllreduceVariant variant, report::CollectiveSection& section) {
     auto failed = [&](const std::string& why) {
       for (Dtype dtype : request_.plan.dtypes) {
         report::AllreduceSweep s;
-        s.backend = "nccl";
-        s.dtype = to_string(dtype);
+        s.backend = AllreduceBackend::nccl;
+        s.dtype = dtype;
         s.variant = variant;
-        s.status = "failed";
+        s.status = AllreduceStatus::failed;
         s.reason = why;
         section.allreduce.push_back(s);
       }
     };
     if (request_.self_executable.empty()) {
-      failed("another NCCL variant needs a fresh process and the path of interprobe is unknown; run it with --variant " + variant);
+      failed("another NCCL variant needs a fresh process and the path of interprobe is unknown; run it with --variant " + std::string(cli_name(variant)));
       return;
     }
     auto env = variant_environment(variant);
@@ -172,19 +176,19 @@ class AllreduceProbe final : public Probe {
                            static_cast<double>(request_.plan.dtypes.size());
     ChildResult child = run_child(request_.self_executable, child_arguments(request_, variant), env, limit_s);
     if (!child.error.empty()) return failed(child.error);
-    if (child.timed_out) return failed(fmt::format("the child process for variant {} did not finish in {:.0f} s; killed", variant, limit_s));
+    if (child.timed_out) return failed(fmt::format("the child process for variant {} did not finish in {:.0f} s; killed", cli_name(variant), limit_s));
     try {
-      report::Report theirs = report::parse_report_text(child.out, "report of the child for variant " + variant);
+      report::Report theirs = report::parse_report_text(child.out, "report of the child for variant " + std::string(cli_name(variant)));
       const report::ProbeRecord* probe = theirs.probe("collective");
       if (theirs.collective) {
         for (auto& s : theirs.collective->allreduce)
           if (s.variant == variant) section.allreduce.push_back(std::move(s));
       }
       if (probe && probe->status != report::ProbeStatus::ok && (!theirs.collective || theirs.collective->allreduce.empty()))
-        failed(fmt::format("variant {} in a child process: {} ({})", variant, report::to_string(probe->status),
+        failed(fmt::format("variant {} in a child process: {} ({})", cli_name(variant), report::to_string(probe->status),
                            probe->reason.value_or("no reason given")));
     } catch (const InputError& e) {
-      failed(fmt::format("the child process for variant {} exited {} without a readable report: {}", variant, child.exit_code, e.what()));
+      failed(fmt::format("the child process for variant {} exited {} without a readable report: {}", cli_name(variant), child.exit_code, e.what()));
     }
   }
 
@@ -194,8 +198,8 @@ class AllreduceProbe final : public Probe {
   std::string first_failure_;
 };
 
-std::unique_ptr<CollectiveBackend> real_backend(const std::string& backend, RankGroup& group) {
-  if (backend == "mpi") return make_mpi_backend(group);
+std::unique_ptr<CollectiveBackend> real_backend(AllreduceBackend backend, RankGroup& group) {
+  if (backend == AllreduceBackend::mpi) return make_mpi_backend(group);
   return make_nccl_backend(group);
 }
 
@@ -216,7 +220,7 @@ class RunCollectiveProbe final : public Probe {
                                          kMpiHint));
     CollectiveRequest request;
     request.plan = run_plan();
-    AllreduceProbe inner(request, group_, [](RankGroup& g, const std::string&) { return make_nccl_backend(g); });
+    AllreduceProbe inner(request, group_, [](RankGroup& g, AllreduceVariant) { return make_nccl_backend(g); });
     inner.run(ctx, report);
   }
 
@@ -240,19 +244,19 @@ std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup
 }
 
 std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup& group) {
-  std::string backend = request.backend;
+  const AllreduceBackend backend = request.backend;
   return make_allreduce_probe(std::move(request), group,
-                              [backend](RankGroup& g, const std::string&) { return real_backend(backend, g); });
+                              [backend](RankGroup& g, AllreduceVariant) { return real_backend(backend, g); });
 }
 
 std::unique_ptr<Probe> make_run_collective_probe() { return std::make_unique<RunCollectiveProbe>(); }
 
-std::vector<std::string> child_arguments(const CollectiveRequest& request, const std::string& variant) {
+std::vector<std::string> child_arguments(const CollectiveRequest& request, AllreduceVariant variant) {
   const auto& plan = request.plan;
   std::string dtypes;
   for (auto d : plan.dtypes) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : ",", to_string(d));
   const char* placement = plan.out_of_place && plan.in_place ? "both" : (plan.in_place ? "in-place" : "out-of-place");
-  return {"allreduce", "--backend", request.backend, "--variant", variant, "--sizes", sizes_text(plan.sizes_bytes),
+  return {"allreduce", "--backend", to_string(request.backend), "--variant", cli_name(variant), "--sizes", sizes_text(plan.sizes_bytes),
           "--dtype", dtypes, "--placement", placement, "--iters", std::to_string(plan.iterations),
           "--samples", std::to_string(plan.samples), "--warmup", std::to_string(plan.warmup_iterations),
           "--budget", fmt::format("{}", plan.budget_s), "--timeout", fmt::format("{}", plan.timeout_s), "--json", "--quiet"};

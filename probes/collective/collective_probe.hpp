@@ -13,14 +13,15 @@
 namespace interprobe::collective {
 
 struct CollectiveRequest {
-  std::string backend = "nccl";  // nccl | mpi
-  std::vector<std::string> variants = {"default"};
+  report::AllreduceBackend backend = report::AllreduceBackend::nccl;
+  std::vector<report::AllreduceVariant> variants = {report::AllreduceVariant::default_};
   SweepPlan plan;
   // interprobe itself, to measure further NCCL variants in fresh processes; empty: not possible.
   std::string self_executable;
 };
 
-using BackendFactory = std::function<std::unique_ptr<CollectiveBackend>(RankGroup& group, const std::string& variant)>;
+using BackendFactory =
+    std::function<std::unique_ptr<CollectiveBackend>(RankGroup& group, report::AllreduceVariant variant)>;
 
 // `interprobe allreduce`: `group` is MPI_COMM_WORLD under mpirun, else a SingleProcessGroup
 // (it must outlive the probe). Bad requests throw InputError naming the option.
@@ -34,6 +35,6 @@ std::unique_ptr<Probe> make_run_collective_probe();
 SweepPlan run_plan();
 
 // Command-line arguments that measure `variant` of `request` in a child `interprobe`.
-std::vector<std::string> child_arguments(const CollectiveRequest& request, const std::string& variant);
+std::vector<std::string> child_arguments(const CollectiveRequest& request, report::AllreduceVariant variant);
 
 }  // namespace interprobe::collective

@@ -5,15 +5,6 @@
 
 namespace interprobe::collective {
 
-const char* to_string(Dtype d) {
-  switch (d) {
-    case Dtype::float32: return "float";
-    case Dtype::float16: return "half";
-    case Dtype::bfloat16: return "bfloat16";
-  }
-  return "float";
-}
-
 std::optional<Dtype> dtype_from(std::string_view name) {
   if (name == "float" || name == "float32" || name == "fp32") return Dtype::float32;
   if (name == "half" || name == "float16" || name == "fp16") return Dtype::float16;

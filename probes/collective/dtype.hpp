@@ -8,11 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include "report/model/collective.hpp"
+
 namespace interprobe::collective {
 
-enum class Dtype { float32, float16, bfloat16 };
+// The report's vocabulary: to_string() gives "float", "half", "bfloat16" (the names nccl-tests prints).
+using Dtype = report::Dtype;
+using report::to_string;
 
-const char* to_string(Dtype d);  // "float", "half", "bfloat16" (the names nccl-tests prints)
 std::optional<Dtype> dtype_from(std::string_view name);  // also accepts float32, fp32, float16, fp16, bf16
 std::size_t element_bytes(Dtype d);
 // Integers up to this magnitude are exact in the type: 2^(significand bits + 1).

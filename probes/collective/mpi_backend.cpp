@@ -28,7 +28,7 @@ class MpiBackend final : public CollectiveBackend {
     mpi_.create_sum16_ops(&sum_16bit<half_to_float, float_to_half>, &sum_16bit<bfloat16_to_float, float_to_bfloat16>);
   }
   ~MpiBackend() override { mpi_.free_sum16_ops(); }
-  std::string name() const override { return "mpi"; }
+  report::AllreduceBackend kind() const override { return report::AllreduceBackend::mpi; }
   int ranks() const override { return group().process_count(); }
   int rank() const override { return group().process_rank(); }
   std::string library_version() const override { return mpi_library_version(); }

@@ -149,7 +149,7 @@ class NcclBackend final : public CollectiveBackend {
     // Buffers and streams go with locals_ (cuMemFree, cuStreamDestroy).
   }
 
-  std::string name() const override { return "nccl"; }
+  report::AllreduceBackend kind() const override { return report::AllreduceBackend::nccl; }
   int ranks() const override { return ranks_; }
   int rank() const override { return first_rank_; }
   int local_ranks() const override { return static_cast<int>(locals_.size()); }

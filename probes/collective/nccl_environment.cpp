@@ -18,24 +18,36 @@ extern char** environ;
 
 namespace interprobe::collective {
 
-const std::vector<std::string>& known_variants() {
-  static const std::vector<std::string> names = {"default", "p2p-off", "shm-off"};
-  return names;
+namespace {
+
+constexpr std::pair<AllreduceVariant, const char*> kCliNames[] = {
+    {AllreduceVariant::default_, "default"}, {AllreduceVariant::p2p_off, "p2p-off"}, {AllreduceVariant::shm_off, "shm-off"}};
+
+}  // namespace
+
+const char* cli_name(AllreduceVariant variant) {
+  for (const auto& [v, name] : kCliNames)
+    if (v == variant) return name;
+  return "default";
 }
 
-std::map<std::string, std::string> variant_environment(const std::string& variant) {
-  if (variant == "default") return {};
-  if (variant == "p2p-off") return {{"NCCL_P2P_DISABLE", "1"}};
-  if (variant == "shm-off") return {{"NCCL_SHM_DISABLE", "1"}};
-  throw InputError(fmt::format("--variant '{}': unknown; use default, p2p-off or shm-off (comma-separated)", variant));
+std::map<std::string, std::string> variant_environment(AllreduceVariant variant) {
+  switch (variant) {
+    case AllreduceVariant::default_: return {};
+    case AllreduceVariant::p2p_off: return {{"NCCL_P2P_DISABLE", "1"}};
+    case AllreduceVariant::shm_off: return {{"NCCL_SHM_DISABLE", "1"}};
+  }
+  return {};
 }
 
-std::vector<std::string> parse_variant_list(const std::string& text) {
-  std::vector<std::string> out;
+std::vector<AllreduceVariant> parse_variant_list(const std::string& text) {
+  std::vector<AllreduceVariant> out;
   for (const auto& item : split(text, ',')) {
     std::string name = to_lower(trim(item));
-    variant_environment(name);  // throws on an unknown name
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    const auto* known = std::find_if(std::begin(kCliNames), std::end(kCliNames), [&](const auto& e) { return name == e.second; });
+    if (known == std::end(kCliNames))
+      throw InputError(fmt::format("--variant '{}': unknown; use default, p2p-off or shm-off (comma-separated)", name));
+    if (std::find(out.begin(), out.end(), known->first) == out.end()) out.push_back(known->first);
   }
   if (out.empty()) throw InputError("--variant: nothing given; use default, p2p-off or shm-off");
   return out;

@@ -9,14 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "report/model/collective.hpp"
+
 namespace interprobe::collective {
 
-// default | p2p-off | shm-off
-const std::vector<std::string>& known_variants();
-// The variables a variant sets; throws InputError naming --variant when unknown.
-std::map<std::string, std::string> variant_environment(const std::string& variant);
-// "default,p2p-off" -> list, checked and unique.
-std::vector<std::string> parse_variant_list(const std::string& text);
+using report::AllreduceVariant;
+
+// The command line's spelling of a variant: default, p2p-off, shm-off (the report writes p2p_off).
+const char* cli_name(AllreduceVariant variant);
+// The variables a variant sets.
+std::map<std::string, std::string> variant_environment(AllreduceVariant variant);
+// "default,p2p-off" -> list, unique; InputError naming --variant for an unknown name.
+std::vector<AllreduceVariant> parse_variant_list(const std::string& text);
 
 // Sets variables for a scope and restores what was there before.
 class ScopedEnvironment {

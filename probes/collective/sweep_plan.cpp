@@ -68,12 +68,13 @@ std::string sizes_text(const std::vector<std::uint64_t>& sizes) {
   return out;
 }
 
-std::string digest_text(const SweepPlan& plan, std::string_view backend, const std::vector<std::string>& variants) {
+std::string digest_text(const SweepPlan& plan, report::AllreduceBackend backend,
+                        const std::vector<report::AllreduceVariant>& variants) {
   std::string dtypes, variant_list;
   for (auto d : plan.dtypes) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : ",", to_string(d));
-  for (const auto& v : variants) variant_list += fmt::format("{}{}", variant_list.empty() ? "" : ",", v);
+  for (auto v : variants) variant_list += fmt::format("{}{}", variant_list.empty() ? "" : ",", to_string(v));
   return fmt::format("backend={} variants={} dtypes={} placement={}{} iters={} samples={} warmup={} budget_s={} timeout_s={} sizes={}",
-                     backend, variant_list, dtypes, plan.out_of_place ? "out" : "", plan.in_place ? "in" : "",
+                     to_string(backend), variant_list, dtypes, plan.out_of_place ? "out" : "", plan.in_place ? "in" : "",
                      plan.iterations, plan.samples, plan.warmup_iterations, plan.budget_s, plan.timeout_s,
                      sizes_text(plan.sizes_bytes));
 }

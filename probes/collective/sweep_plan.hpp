@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probes/collective/dtype.hpp"
+#include "report/model/collective.hpp"
 #include "common/size_plan.hpp"
 
 namespace interprobe::collective {
@@ -39,7 +40,8 @@ std::uint64_t element_count(std::uint64_t bytes, Dtype dtype);
 
 // Canonical text of everything that decides which collectives a rank calls. Ranks compare it
 // before the first collective: a mismatch is an error on every rank, not a hang.
-std::string digest_text(const SweepPlan& plan, std::string_view backend, const std::vector<std::string>& variants);
+std::string digest_text(const SweepPlan& plan, report::AllreduceBackend backend,
+                        const std::vector<report::AllreduceVariant>& variants);
 
 // The sizes as --sizes text ("8,16,32"), for re-running a plan in a child process.
 std::string sizes_text(const std::vector<std::uint64_t>& sizes);

@@ -1,5 +1,7 @@
-// Findings from the bandwidth section: corrupted copies, P2P that is not what it claims,
-// links below their expected rate, engines that could not run, noisy measurements.
+// Findings from the bandwidth section: corrupted copies, P2P that is not what it claims, links
+// below their expected rate, engines that could not run, noisy measurements. One finding per
+// cause: the sweeps or GPU pairs it applies to are its `affected` list, their numbers lists in the
+// evidence (same order).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -11,106 +13,169 @@ namespace interprobe::analysis {
 
 namespace {
 
+using report::BandwidthSweep;
+using report::CopyKind;
+using report::EngineStatus;
 using report::Finding;
+using report::P2pTruth;
 using report::Severity;
+using report::SweepStatus;
 using report::Value;
+using report::ValueList;
 
-bool is_p2p(const report::BandwidthSweep& s) { return s.kind.rfind("p2p", 0) == 0 && s.kind != "p2p_off"; }
+bool is_p2p(const BandwidthSweep& s) { return report::uses_peer_access(s.kind); }
 
-std::string path_of(const report::BandwidthSweep& s) {
-  return fmt::format("{} {} {} {} {}", s.engine, s.kind, s.src, s.directions == 2 ? "<->" : "->", s.dst);
+std::string path_of(const BandwidthSweep& s) {
+  return fmt::format("{} {} {} {} {}", to_string(s.engine), to_string(s.kind), s.src, s.directions == 2 ? "<->" : "->",
+                     s.dst);
 }
 
 // A kind whose rate the link alone decides: pinned copy-engine transfers (pageable memory,
 // staging and SM kernels have other limits on top).
-bool link_bound(const report::BandwidthSweep& s) {
-  bool pinned_host = (s.kind.rfind("h2d", 0) == 0 || s.kind.rfind("d2h", 0) == 0) && s.memory == "pinned";
-  return s.engine == "cuda" && s.kind.find("_sm") == std::string::npos && (pinned_host || is_p2p(s));
+bool link_bound(const BandwidthSweep& s) {
+  bool pinned_host = (s.kind == CopyKind::h2d || s.kind == CopyKind::d2h) && s.memory_kind == report::MemoryKind::pinned;
+  return s.engine == report::BandwidthEngine::cuda && !report::is_sm_kernel(s.kind) && (pinned_host || is_p2p(s));
+}
+
+// "(cuda p2p_write_ce gpu0 -> gpu1)" for one, "(3 paths)" for more: the list is in `affected`.
+std::string which(const std::vector<std::string>& affected, const char* plural) {
+  return affected.size() == 1 ? affected.front() : fmt::format("{} {}", affected.size(), plural);
 }
 
 void corrupted_copies(const report::BandwidthSection& b, std::vector<Finding>& out) {
-  for (const auto& s : b.sweeps) {
-    auto bad = std::find_if(s.points.begin(), s.points.end(), [](const auto& p) { return p.verified == false; });
-    if (bad == s.points.end()) continue;
-    auto size = static_cast<std::uint64_t>(bad->bytes);
-    Finding f;
-    f.id = "bandwidth.data_corrupted";
-    f.severity = Severity::fail;
-    f.title = is_p2p(s) ? fmt::format("P2P reports OK but data is corrupted: {} -> {} at {}", s.src, s.dst, format_bytes(size))
-                        : fmt::format("copy delivered wrong data: {} at {}", path_of(s), format_bytes(size));
-    f.evidence = {{"engine", s.engine}, {"kind", s.kind}, {"src", s.src}, {"dst", s.dst},
-                  {"bytes", static_cast<std::int64_t>(bad->bytes)}};
-    f.remedy = is_p2p(s) ? "do not run multi-GPU jobs with P2P on this pair: set NCCL_P2P_DISABLE=1 until fixed; in a VM "
-                           "check the P2P clique id (x-nv-gpudirect-clique) and the IOMMU/ACS settings of the host"
-                         : "rerun; if it repeats, check memory errors (dmesg, nvidia-smi -q -d ECC) and the IOMMU settings";
+  // Two causes: P2P transfers the platform lets through broken, and copies anywhere else.
+  for (bool p2p : {true, false}) {
+    std::vector<std::string> affected;
+    ValueList sizes;
+    for (const auto& s : b.sweeps) {
+      if (is_p2p(s) != p2p) continue;
+      auto bad = std::find_if(s.points.begin(), s.points.end(), [](const auto& p) { return p.verified == false; });
+      if (bad == s.points.end()) continue;
+      affected.push_back(p2p ? fmt::format("{} -> {}", s.src, s.dst) : path_of(s));
+      sizes.push_back(Value(bad->bytes));
+    }
+    if (affected.empty()) continue;
+    const auto first = static_cast<std::uint64_t>(std::get<std::int64_t>(sizes.front()));
+    Finding f =
+        p2p ? make_finding("bandwidth.p2p_data_corrupted", Severity::fail,
+                           fmt::format("P2P reports OK but data is corrupted: {} at {}", which(affected, "GPU pairs"),
+                                       format_bytes(first)),
+                           "do not run multi-GPU jobs with P2P on these pairs: set NCCL_P2P_DISABLE=1 until fixed; in a "
+                           "VM check the P2P clique id (x-nv-gpudirect-clique) and the IOMMU/ACS settings of the host")
+            : make_finding("bandwidth.data_corrupted", Severity::fail,
+                           fmt::format("copy delivered wrong data: {} at {}", which(affected, "paths"), format_bytes(first)),
+                           "rerun; if it repeats, check memory errors (dmesg, nvidia-smi -q -d ECC) and the IOMMU settings");
+    f.affected = std::move(affected);
+    f.evidence = {{"first_wrong_bytes", sizes}};
     out.push_back(std::move(f));
   }
 }
 
 void p2p_verdicts(const report::BandwidthSection& b, std::vector<Finding>& out) {
-  for (const auto& p : b.p2p_pairs) {
-    if (p.truth != "claimed-but-staged" && p.truth != "staged") continue;
-    Finding f;
-    f.id = p.truth == "staged" ? "bandwidth.p2p_unavailable" : "bandwidth.p2p_claimed_but_staged";
-    f.severity = p.truth == "staged" ? Severity::info : Severity::warn;
-    f.title = p.truth == "staged" ? fmt::format("no P2P between {} and {}: copies go through host memory", p.src, p.dst)
-                                  : fmt::format("P2P {} -> {} is claimed but behaves like a copy through host memory", p.src, p.dst);
-    f.evidence = {{"src", p.src}, {"dst", p.dst}, {"peer_access_claimed", p.peer_access_claimed},
-                  {"p2p_gbps", p.p2p_gbps ? Value(*p.p2p_gbps) : Value(nullptr)},
-                  {"staged_gbps", p.staged_gbps ? Value(*p.staged_gbps) : Value(nullptr)},
-                  {"p2p_latency_us", p.p2p_latency_us ? Value(*p.p2p_latency_us) : Value(nullptr)},
-                  {"staged_latency_us", p.staged_latency_us ? Value(*p.staged_latency_us) : Value(nullptr)}};
-    f.remedy = "in a VM, pass the GPUs with one P2P clique id (QEMU vfio-pci x-nv-gpudirect-clique=N); on bare metal "
-               "check ACS/IOMMU settings and `nvidia-smi topo -p2p r`";
+  for (P2pTruth truth : {P2pTruth::claimed_but_staged, P2pTruth::staged}) {
+    std::vector<std::string> affected;
+    ValueList claimed, p2p_gbps, staged_gbps, p2p_us, staged_us;
+    auto number = [](const std::optional<double>& v) { return v ? Value(*v) : Value(nullptr); };
+    for (const auto& p : b.p2p_pairs) {
+      if (p.truth != truth) continue;
+      affected.push_back(fmt::format("{} -> {}", p.src, p.dst));
+      claimed.push_back(Value(p.peer_access_claimed));
+      p2p_gbps.push_back(number(p.p2p_gbps));
+      staged_gbps.push_back(number(p.staged_gbps));
+      p2p_us.push_back(number(p.p2p_latency_us));
+      staged_us.push_back(number(p.staged_latency_us));
+    }
+    if (affected.empty()) continue;
+    const std::string pairs = which(affected, "GPU pairs");
+    const char* remedy = "in a VM, pass the GPUs with one P2P clique id (QEMU vfio-pci x-nv-gpudirect-clique=N); on bare "
+                         "metal check ACS/IOMMU settings and `nvidia-smi topo -p2p r`";
+    Finding f = truth == P2pTruth::staged
+                    ? make_finding("bandwidth.p2p_unavailable", Severity::info,
+                                   fmt::format("no P2P for {}: copies go through host memory", pairs), remedy)
+                    : make_finding("bandwidth.p2p_claimed_but_staged", Severity::warn,
+                                   fmt::format("P2P {} is claimed but behaves like a copy through host memory", pairs), remedy);
+    f.affected = std::move(affected);
+    f.evidence = {{"peer_access_claimed", claimed}, {"p2p_gbps", p2p_gbps},          {"staged_gbps", staged_gbps},
+                  {"p2p_latency_us", p2p_us},       {"staged_latency_us", staged_us}};
     out.push_back(std::move(f));
   }
 }
 
 void below_expected(const report::BandwidthSection& b, std::vector<Finding>& out) {
+  std::vector<const BandwidthSweep*> slow;
   for (const auto& s : b.sweeps) {
     if (!link_bound(s) || !s.expected_gbps || *s.expected_gbps <= 0 || s.points.empty()) continue;
-    double measured = s.points.back().gbps, ratio = measured / *s.expected_gbps;
     // Protocol overhead leaves ~85-90% of the raw PCIe rate; below 70% something else limits.
-    if (ratio >= 0.7) continue;
-    Finding f;
-    f.id = "bandwidth.below_expected";
-    f.severity = Severity::warn;
-    f.title = fmt::format("{} reaches {} GB/s, {:.0f}% of the {} GB/s its links allow", path_of(s), format_gbps(measured),
-                          100 * ratio, format_gbps(*s.expected_gbps));
-    f.evidence = {{"kind", s.kind}, {"src", s.src}, {"dst", s.dst}, {"measured_gbps", measured},
-                  {"expected_gbps", *s.expected_gbps}, {"bytes", s.points.back().bytes},
-                  {"basis", s.expected_basis ? Value(*s.expected_basis) : Value(nullptr)}};
-    f.remedy = "check the host buffer's NUMA node against the GPU's, a downtrained link (topology section), and other "
-               "traffic on the same switch";
+    if (s.points.back().gbps / *s.expected_gbps < 0.7) slow.push_back(&s);
+  }
+  if (slow.empty()) return;
+  auto ratio = [](const BandwidthSweep* s) { return s->points.back().gbps / *s->expected_gbps; };
+  const auto* worst = *std::min_element(slow.begin(), slow.end(), [&](auto* a, auto* c) { return ratio(a) < ratio(c); });
+  std::string title = fmt::format("{} reaches {} GB/s, {:.0f}% of the {} GB/s its links allow", path_of(*worst),
+                                  format_gbps(worst->points.back().gbps), 100 * ratio(worst), format_gbps(*worst->expected_gbps));
+  if (slow.size() > 1) title = fmt::format("{} paths below 70% of what their links allow; slowest: {}", slow.size(), title);
+  Finding f = make_finding("bandwidth.below_expected", Severity::warn, std::move(title),
+                           "check the host buffer's NUMA node against the GPU's, a downtrained link (topology section), "
+                           "and other traffic on the same switch");
+  ValueList measured, expected, bytes, basis;
+  for (const auto* s : slow) {
+    f.affected.push_back(path_of(*s));
+    measured.push_back(Value(s->points.back().gbps));
+    expected.push_back(Value(*s->expected_gbps));
+    bytes.push_back(Value(s->points.back().bytes));
+    basis.push_back(s->expected_basis ? Value(*s->expected_basis) : Value(nullptr));
+  }
+  f.evidence = {{"measured_gbps", measured}, {"expected_gbps", expected}, {"bytes", bytes}, {"basis", basis}};
+  out.push_back(std::move(f));
+}
+
+void engines(const report::BandwidthSection& b, std::vector<Finding>& out) {
+  for (const auto& e : b.engines) {
+    if (e.status != EngineStatus::unsupported && e.status != EngineStatus::failed) continue;
+    const bool failed = e.status == EngineStatus::failed;
+    const std::string engine = to_string(e.engine);
+    Finding f = make_finding(
+        failed ? "bandwidth.engine_failed" : "bandwidth.engine_unsupported", failed ? Severity::warn : Severity::info,
+        fmt::format("{} bandwidth not measured: {}", engine, e.reason.value_or(to_string(e.status))),
+        e.engine == report::BandwidthEngine::cuda
+            ? "on a GPU machine: install an NVIDIA driver of CUDA 12.0 (r525) or newer and check `nvidia-smi`, or "
+              "point --cuda-lib at its libcuda.so.1"
+            : "read the reason; rerun `interprobe bw --engine " + engine + "`");
+    f.affected = {engine};
+    f.evidence = {{"reason", e.reason ? Value(*e.reason) : Value(nullptr)}};
     out.push_back(std::move(f));
   }
 }
 
-void engines_and_sweeps(const report::BandwidthSection& b, std::vector<Finding>& out) {
-  for (const auto& e : b.engines) {
-    if (e.status != "unsupported" && e.status != "failed") continue;
-    Finding f;
-    f.id = e.status == "failed" ? "bandwidth.engine_failed" : "bandwidth.engine_unsupported";
-    f.severity = e.status == "failed" ? Severity::warn : Severity::info;
-    f.title = fmt::format("{} bandwidth not measured: {}", e.engine, e.reason.value_or(e.status));
-    f.evidence = {{"engine", e.engine}, {"reason", e.reason ? Value(*e.reason) : Value(nullptr)}};
-    f.remedy = e.engine == "cuda" ? "on a GPU machine: install an NVIDIA driver of CUDA 12.0 (r525) or newer and check "
-                                    "`nvidia-smi`, or point --cuda-lib at its libcuda.so.1"
-                                  : "read the reason; rerun `interprobe bw --engine " + e.engine + "`";
+void incomplete_sweeps(const report::BandwidthSection& b, std::vector<Finding>& out) {
+  std::vector<std::string> incomplete, capped;
+  ValueList statuses, reasons;
+  for (const auto& s : b.sweeps) {
+    if (s.status == SweepStatus::failed || s.status == SweepStatus::unsupported) {
+      incomplete.push_back(path_of(s));
+      statuses.push_back(Value(std::string(to_string(s.status))));
+      reasons.push_back(s.reason ? Value(*s.reason) : Value(nullptr));
+    } else if (std::any_of(s.notes.begin(), s.notes.end(), [](const auto& n) { return n.rfind("sizes capped", 0) == 0; })) {
+      capped.push_back(path_of(s));
+    }
+  }
+  const char* remedy = "see the sweep's notes; free memory or lower --max, or raise `ulimit -l` for locked buffers";
+  if (!incomplete.empty()) {
+    Finding f = make_finding(
+        "bandwidth.sweep_incomplete", Severity::warn,
+        incomplete.size() == 1
+            ? fmt::format("{} {}: {}", incomplete.front(), value_to_text(statuses.front()), value_to_text(reasons.front()))
+            : fmt::format("{} sweeps failed or could not run", incomplete.size()),
+        remedy);
+    f.affected = std::move(incomplete);
+    f.evidence = {{"status", statuses}, {"reason", reasons}};
     out.push_back(std::move(f));
   }
-  for (const auto& s : b.sweeps) {
-    bool capped = std::any_of(s.notes.begin(), s.notes.end(), [](const auto& n) { return n.rfind("sizes capped", 0) == 0; });
-    if (s.status == "failed" || s.status == "unsupported" || capped) {
-      Finding f;
-      f.id = capped && s.status != "failed" && s.status != "unsupported" ? "bandwidth.sizes_capped" : "bandwidth.sweep_incomplete";
-      f.severity = f.id == "bandwidth.sizes_capped" ? Severity::info : Severity::warn;
-      f.title = f.id == "bandwidth.sizes_capped" ? fmt::format("{}: largest sizes skipped, memory too small", path_of(s))
-                                                 : fmt::format("{} {}: {}", path_of(s), s.status, s.reason.value_or(""));
-      f.evidence = {{"kind", s.kind}, {"src", s.src}, {"dst", s.dst}, {"status", s.status}};
-      f.remedy = "see the sweep's notes; free memory or lower --max, or raise `ulimit -l` for locked buffers";
-      out.push_back(std::move(f));
-    }
+  if (!capped.empty()) {
+    Finding f = make_finding("bandwidth.sizes_capped", Severity::info,
+                             fmt::format("{}: largest sizes skipped, memory too small", which(capped, "sweeps")), remedy);
+    f.affected = std::move(capped);
+    out.push_back(std::move(f));
   }
 }
 
@@ -118,18 +183,19 @@ void noisy(const report::BandwidthSection& b, std::vector<Finding>& out) {
   std::vector<double> cvs;
   for (const auto& s : b.sweeps)
     for (const auto& p : s.points)
-      if (p.bytes >= (1 << 20)) cvs.push_back(p.cv);
+      if (p.bytes >= (1 << 20)) cvs.push_back(p.cv_fraction);
   if (cvs.size() < 3) return;
   std::sort(cvs.begin(), cvs.end());
   double median = cvs[cvs.size() / 2];
-  if (median <= std::max(0.05, 2 * b.target_cv)) return;
-  Finding f;
-  f.id = "bandwidth.noisy";
-  f.severity = Severity::info;
-  f.title = fmt::format("bandwidth samples vary by {:.1f}% (median CV at sizes from 1 MiB): differences below that are noise",
-                        100 * median);
-  f.evidence = {{"median_cv", median}, {"target_cv", b.target_cv}, {"points", static_cast<std::int64_t>(cvs.size())}};
-  f.remedy = "rerun on an idle machine (other processes, frequency scaling and throttling add spread), or give --budget more time";
+  if (median <= std::max(0.05, 2 * b.target_cv_fraction)) return;
+  Finding f = make_finding(
+      "bandwidth.noisy", Severity::info,
+      fmt::format("bandwidth samples vary by {:.1f}% (median CV at sizes from 1 MiB): differences below that are noise",
+                  100 * median),
+      "rerun on an idle machine (other processes, frequency scaling and throttling add spread), or give --budget more time");
+  f.evidence = {{"median_cv_fraction", median},
+                {"target_cv_fraction", b.target_cv_fraction},
+                {"points_count", static_cast<std::int64_t>(cvs.size())}};
   out.push_back(std::move(f));
 }
 
@@ -140,7 +206,8 @@ void rule_bandwidth(const report::Report& r, std::vector<Finding>& out) {
   corrupted_copies(*r.bandwidth, out);
   p2p_verdicts(*r.bandwidth, out);
   below_expected(*r.bandwidth, out);
-  engines_and_sweeps(*r.bandwidth, out);
+  engines(*r.bandwidth, out);
+  incomplete_sweeps(*r.bandwidth, out);
   noisy(*r.bandwidth, out);
 }
 

@@ -1,22 +1,40 @@
 #pragma once
 // The `collective` section (issue 5): all-reduce sweeps in the conventions of nccl-tests
 // (reference.md §7): algbw = bytes / time, busbw = algbw x 2(n-1)/n, out-of-place and in-place
-// per size, every size checked (`wrong` = mismatching elements summed over ranks).
+// per size, every size checked (`wrong_elements` = mismatching elements summed over ranks).
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/model/vocabulary.hpp"
+
 namespace interprobe::report {
+
+enum class AllreduceBackend { nccl, mpi };
+INTERPROBE_DECLARE_ENUM(AllreduceBackend);
+
+// Element types, named as nccl-tests prints them: float, half, bfloat16 (probes/collective/dtype.hpp
+// encodes them).
+enum class Dtype { float32, float16, bfloat16 };
+INTERPROBE_DECLARE_ENUM(Dtype);
+
+// NCCL settings a sweep ran under: default, p2p_off (NCCL_P2P_DISABLE=1), shm_off (NCCL_SHM_DISABLE=1).
+// The command line spells them p2p-off and shm-off (probes/collective/nccl_environment.hpp).
+enum class AllreduceVariant { default_, p2p_off, shm_off };
+INTERPROBE_DECLARE_ENUM(AllreduceVariant);
+
+enum class AllreduceStatus { complete, hung, interrupted, failed };
+INTERPROBE_DECLARE_ENUM(AllreduceStatus);
 
 // One size and placement of a sweep. Times are per all-reduce: a sample times a batch of
 // `iterations` back-to-back all-reduces and divides; every rank's sample is taken and the
 // slowest rank's counts (the collective ends when the last rank ends).
 struct AllreducePoint {
   std::int64_t bytes = 0;
-  std::int64_t count = 0;  // elements per rank
-  std::string dtype;       // float | half | bfloat16
+  std::int64_t elements_per_rank = 0;
+  Dtype dtype = Dtype::float32;
   bool in_place = false;
   std::int64_t iterations = 0;  // all-reduces per sample
   std::int64_t samples = 0;
@@ -24,7 +42,7 @@ struct AllreducePoint {
   double min_us = 0, max_us = 0;
   double algbw_gbps = 0;  // bytes / time_us, 1e9 bytes/s
   double busbw_gbps = 0;  // algbw x 2(n-1)/n
-  std::int64_t wrong = 0;  // elements that differed from the exact sum, over all ranks
+  std::int64_t wrong_elements = 0;  // elements that differed from the exact sum, over all ranks
 };
 
 // Derived from the out-of-place points. Null when the sweep has too few points to say.
@@ -37,7 +55,7 @@ struct AllreduceSummary {
   std::optional<std::int64_t> plateau_from_bytes;
   // The smallest size whose busbw reaches half the plateau (null with one rank: busbw is 0).
   std::optional<std::int64_t> half_plateau_bytes;
-  std::int64_t wrong_total = 0;
+  std::int64_t wrong_elements_total = 0;
 };
 
 // A transport NCCL connected ("P2P/CUMEM", "SHM/direct/direct", "NET/IB/0"), from its log.
@@ -55,17 +73,17 @@ struct CollectiveAlgorithm {
 };
 
 struct AllreduceSweep {
-  std::string backend;  // nccl | mpi
+  AllreduceBackend backend = AllreduceBackend::nccl;
   std::int64_t ranks = 0;
   std::int64_t nodes = 1;
-  std::string dtype;
-  std::string variant = "default";  // default | p2p-off | shm-off
+  Dtype dtype = Dtype::float32;
+  AllreduceVariant variant = AllreduceVariant::default_;
   std::string op = "sum";
   std::optional<std::string> library_version;  // NCCL "2.28.9", or the MPI library's own line
   std::vector<std::string> devices;            // GPUs used by this process, "0: NAME (BUS ID)"
   std::int64_t warmup_iterations = 0;
   double timeout_s = 0;  // watchdog per size (NCCL); 0 = none
-  std::string status = "complete";  // complete | hung | interrupted | failed
+  AllreduceStatus status = AllreduceStatus::complete;
   std::optional<std::string> reason;
   std::optional<std::int64_t> hung_at_bytes;  // size whose collective hung and was aborted
   std::vector<std::string> notes;

@@ -46,21 +46,21 @@ INTERPROBE_JSON(VirtSection, hypervisor, container, product, machine_type, machi
                 confidence, container_confidence, privileged, numa_nodes, conflicts, evidence, host, gpus)
 
 // --- bandwidth
-INTERPROBE_JSON(BandwidthPoint, bytes, samples, copies_per_sample, min_us, median_us, p95_us, max_us, cv, gbps,
+INTERPROBE_JSON(BandwidthPoint, bytes, samples, copies_per_sample, min_us, median_us, p95_us, max_us, cv_fraction, gbps,
                 verified, stop_reason)
-INTERPROBE_JSON(BandwidthFit, t0_us, peak_gbps, n_half_bytes, residual, points)
-INTERPROBE_JSON(BandwidthSweep, engine, kind, src, dst, memory, threads, directions, status, reason, notes, points, fit,
+INTERPROBE_JSON(BandwidthFit, t0_us, peak_gbps, n_half_bytes, residual_fraction, points_used)
+INTERPROBE_JSON(BandwidthSweep, engine, kind, src, dst, memory_kind, threads, directions, status, reason, notes, points, fit,
                 expected_gbps, expected_basis)
 INTERPROBE_JSON(BandwidthEngineStatus, engine, status, reason, notes)
 INTERPROBE_JSON(P2pPairTruth, src, dst, truth, peer_access_claimed, p2p_gbps, staged_gbps, p2p_latency_us,
                 staged_latency_us, reason)
-INTERPROBE_JSON(BandwidthSection, plan, target_cv, engines, sweeps, p2p_pairs)
+INTERPROBE_JSON(BandwidthSection, plan, target_cv_fraction, engines, sweeps, p2p_pairs)
 
 // --- collective
-INTERPROBE_JSON(AllreducePoint, bytes, count, dtype, in_place, iterations, samples, time_us, min_us, max_us, algbw_gbps,
-                busbw_gbps, wrong)
+INTERPROBE_JSON(AllreducePoint, bytes, elements_per_rank, dtype, in_place, iterations, samples, time_us, min_us, max_us,
+                algbw_gbps, busbw_gbps, wrong_elements)
 INTERPROBE_JSON(AllreduceSummary, latency_bytes, latency_us, peak_busbw_gbps, plateau_busbw_gbps, plateau_from_bytes,
-                half_plateau_bytes, wrong_total)
+                half_plateau_bytes, wrong_elements_total)
 INTERPROBE_JSON(CollectiveTransport, transport, connections)
 INTERPROBE_JSON(CollectiveAlgorithm, bytes, algorithm, protocol, calls)
 INTERPROBE_JSON(AllreduceSweep, backend, ranks, nodes, dtype, variant, op, library_version, devices, warmup_iterations,

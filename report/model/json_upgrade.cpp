@@ -29,11 +29,26 @@ constexpr KeyRename kKeyRenames[] = {
     {"probes[]", "seconds", "duration_s"},
     {"tool.libraries.*", "devices", "device_count"},
     {"system", "memory_total_bytes", "memory_bytes"},
+    // bandwidth
+    {"bandwidth", "target_cv", "target_cv_fraction"},
+    {"bandwidth.sweeps[]", "memory", "memory_kind"},
+    {"bandwidth.sweeps[].points[]", "cv", "cv_fraction"},
+    {"bandwidth.sweeps[].fit", "residual", "residual_fraction"},
+    {"bandwidth.sweeps[].fit", "points", "points_used"},
+    // collective
+    {"collective.allreduce[].points[]", "count", "elements_per_rank"},
+    {"collective.allreduce[].points[]", "wrong", "wrong_elements"},
+    {"collective.allreduce[].summary", "wrong_total", "wrong_elements_total"},
 };
 
 constexpr ValueRename kValueRenames[] = {
     {"tool.libraries.*", "version_source", "file name", "file_name"},
     {"tool.libraries.*", "version_source", "compiled in", "compiled_in"},
+    // bandwidth
+    {"bandwidth.p2p_pairs[]", "truth", "claimed-but-staged", "claimed_but_staged"},
+    // collective
+    {"collective.allreduce[]", "variant", "p2p-off", "p2p_off"},
+    {"collective.allreduce[]", "variant", "shm-off", "shm_off"},
 };
 
 // Calls `visit` on every object `where` names inside `node`.

@@ -9,7 +9,7 @@ namespace interprobe::report {
 namespace {
 
 // Closed vocabularies print their JSON name; open ones are already text.
-const std::string& label(const std::string& text) { return text; }
+[[maybe_unused]] const std::string& label(const std::string& text) { return text; }
 template <NamedEnum E>
 std::string label(E value) {
   return to_string(value);
@@ -82,7 +82,7 @@ void add_virtualization(const VirtSection& v, MetricTable& t) {
 // "host/memcpy/node0->node0/pageable/x1": everything that tells two sweeps apart.
 std::string sweep_key(const BandwidthSweep& s) {
   std::string key = fmt::format("{}/{}/{}->{}", label(s.engine), label(s.kind), s.src, s.dst);
-  if (s.memory) key += "/" + label(*s.memory);
+  if (s.memory_kind) key += "/" + label(*s.memory_kind);
   if (s.threads) key += fmt::format("/x{}", *s.threads);
   return key;
 }
@@ -92,13 +92,13 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
     std::string at = "bandwidth/" + sweep_key(s);
     Labels labels{{"section", "bandwidth"}, {"engine", label(s.engine)}, {"kind", label(s.kind)},
                   {"src", s.src},           {"dst", s.dst}};
-    if (s.memory) labels["memory"] = label(*s.memory);
+    if (s.memory_kind) labels["memory"] = label(*s.memory_kind);
     if (s.threads) labels["threads"] = std::to_string(*s.threads);
     for (const auto& p : s.points) {
       Labels point_labels = labels;
       point_labels["bytes"] = std::to_string(p.bytes);
       double moved = static_cast<double>(p.bytes) * static_cast<double>(s.directions);
-      MetricSpread spread{p.samples, std::nullopt, std::nullopt, p.cv, std::nullopt, std::nullopt};
+      MetricSpread spread{p.samples, std::nullopt, std::nullopt, p.cv_fraction, std::nullopt, std::nullopt};
       auto& rate = t.add(fmt::format("{}/{}/gbps", at, size_segment(p.bytes)), p.gbps, "gbps", Better::higher, point_labels);
       rate.spread = spread;
       if (p.max_us > 0) rate.spread->min = moved / (p.max_us * 1e3);

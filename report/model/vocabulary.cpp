@@ -16,4 +16,33 @@ INTERPROBE_ENUM(Severity, {Severity::info, "info"}, {Severity::warn, "warn"}, {S
 INTERPROBE_ENUM(VersionSource, {VersionSource::library, "library"}, {VersionSource::file_name, "file_name"},
                 {VersionSource::soname, "soname"}, {VersionSource::compiled_in, "compiled_in"})
 
+// --- bandwidth
+INTERPROBE_ENUM(BandwidthEngine, {BandwidthEngine::host, "host"}, {BandwidthEngine::cuda, "cuda"})
+INTERPROBE_ENUM(CopyKind, {CopyKind::memcpy, "memcpy"}, {CopyKind::staged, "staged"}, {CopyKind::h2d, "h2d"},
+                {CopyKind::d2h, "d2h"}, {CopyKind::d2d, "d2d"}, {CopyKind::h2d_sm, "h2d_sm"}, {CopyKind::d2h_sm, "d2h_sm"},
+                {CopyKind::staged_local, "staged_local"}, {CopyKind::staged_remote, "staged_remote"},
+                {CopyKind::p2p_write_ce, "p2p_write_ce"}, {CopyKind::p2p_read_ce, "p2p_read_ce"},
+                {CopyKind::p2p_bidir_ce, "p2p_bidir_ce"}, {CopyKind::p2p_write_sm, "p2p_write_sm"},
+                {CopyKind::p2p_read_sm, "p2p_read_sm"}, {CopyKind::p2p_off, "p2p_off"})
+INTERPROBE_ENUM(MemoryKind, {MemoryKind::pageable, "pageable"}, {MemoryKind::locked, "locked"},
+                {MemoryKind::pinned, "pinned"}, {MemoryKind::device, "device"})
+INTERPROBE_ENUM(SweepStatus, {SweepStatus::complete, "complete"}, {SweepStatus::interrupted, "interrupted"},
+                {SweepStatus::failed, "failed"}, {SweepStatus::unsupported, "unsupported"})
+INTERPROBE_ENUM(EngineStatus, {EngineStatus::ok, "ok"}, {EngineStatus::unsupported, "unsupported"},
+                {EngineStatus::failed, "failed"}, {EngineStatus::interrupted, "interrupted"})
+INTERPROBE_ENUM(StopReason, {StopReason::target_cv, "target_cv"}, {StopReason::budget, "budget"},
+                {StopReason::max_samples, "max_samples"})
+INTERPROBE_ENUM(P2pTruth, {P2pTruth::p2p, "p2p"}, {P2pTruth::claimed_but_staged, "claimed_but_staged"},
+                {P2pTruth::staged, "staged"}, {P2pTruth::corrupt, "corrupt"})
+INTERPROBE_ENUM(BandwidthPlan, {BandwidthPlan::quick, "quick"}, {BandwidthPlan::standard, "standard"},
+                {BandwidthPlan::full, "full"}, {BandwidthPlan::custom, "custom"})
+
+// --- collective
+INTERPROBE_ENUM(AllreduceBackend, {AllreduceBackend::nccl, "nccl"}, {AllreduceBackend::mpi, "mpi"})
+INTERPROBE_ENUM(Dtype, {Dtype::float32, "float"}, {Dtype::float16, "half"}, {Dtype::bfloat16, "bfloat16"})
+INTERPROBE_ENUM(AllreduceVariant, {AllreduceVariant::default_, "default"}, {AllreduceVariant::p2p_off, "p2p_off"},
+                {AllreduceVariant::shm_off, "shm_off"})
+INTERPROBE_ENUM(AllreduceStatus, {AllreduceStatus::complete, "complete"}, {AllreduceStatus::hung, "hung"},
+                {AllreduceStatus::interrupted, "interrupted"}, {AllreduceStatus::failed, "failed"})
+
 }  // namespace interprobe::report

@@ -14,11 +14,13 @@ namespace interprobe::render {
 namespace {
 
 using report::BandwidthSweep;
+using report::SweepStatus;
 
 std::string path_label(const BandwidthSweep& s) {
-  std::string label = fmt::format("{} {} {} {}", s.engine, s.kind, s.src, s.directions == 2 ? "<->" : "->");
+  std::string label =
+      fmt::format("{} {} {} {}", to_string(s.engine), to_string(s.kind), s.src, s.directions == 2 ? "<->" : "->");
   label += " " + s.dst;
-  if (s.memory) label += " " + *s.memory;
+  if (s.memory_kind) label += fmt::format(" {}", to_string(*s.memory_kind));
   if (s.threads && *s.threads > 1) label += fmt::format(" x{}", *s.threads);
   return label;
 }
@@ -26,9 +28,9 @@ std::string path_label(const BandwidthSweep& s) {
 std::string size_text(std::int64_t bytes) { return format_size_label(static_cast<std::uint64_t>(std::max<std::int64_t>(0, bytes))); }
 
 Cell status_of(const BandwidthSweep& s) {
-  if (s.status == "complete") return {"complete", Tone::good};
-  std::string text = s.status + (s.reason ? ": " + *s.reason : "");
-  return {text, s.status == "interrupted" || s.status == "unsupported" ? Tone::warn : Tone::bad};
+  if (s.status == SweepStatus::complete) return {to_string(s.status), Tone::good};
+  std::string text = to_string(s.status) + (s.reason ? ": " + *s.reason : "");
+  return {text, s.status == SweepStatus::interrupted || s.status == SweepStatus::unsupported ? Tone::warn : Tone::bad};
 }
 
 Cell verified_of(const BandwidthSweep& s) {
@@ -68,8 +70,8 @@ Table sweeps_table(const std::vector<BandwidthSweep>& sweeps) {
       row.emplace_back(s.fit->t0_us < 0.1 ? fmt::format("{:.4f}", s.fit->t0_us) : format_us(s.fit->t0_us));
       row.push_back(s.fit->n_half_bytes ? Cell(format_bytes(static_cast<std::uint64_t>(*s.fit->n_half_bytes))) : Cell("-", Tone::dim));
       // Sizes the line follows out of all: host copies below the last-level cache are another regime.
-      row.emplace_back(fmt::format("{:.1f}% ({}/{})", 100 * s.fit->residual, s.fit->points, s.points.size()),
-                       s.fit->residual > 0.1 ? Tone::dim : Tone::plain);
+      row.emplace_back(fmt::format("{:.1f}% ({}/{})", 100 * s.fit->residual_fraction, s.fit->points_used, s.points.size()),
+                       s.fit->residual_fraction > 0.1 ? Tone::dim : Tone::plain);
     } else {
       for (int k = 0; k < 3; ++k) row.emplace_back("-", Tone::dim);
     }
@@ -106,8 +108,8 @@ std::vector<Table> curve_tables(const std::vector<BandwidthSweep>& sweeps) {
           continue;
         }
         std::string text = format_gbps(it->gbps);
-        if (it->cv > 0.02) text += fmt::format(" ({:.0f}%)", 100 * it->cv);
-        row.emplace_back(text, it->verified == false ? Tone::bad : it->cv > 0.05 ? Tone::dim : Tone::plain);
+        if (it->cv_fraction > 0.02) text += fmt::format(" ({:.0f}%)", 100 * it->cv_fraction);
+        row.emplace_back(text, it->verified == false ? Tone::bad : it->cv_fraction > 0.05 ? Tone::dim : Tone::plain);
       }
       t.rows.push_back(std::move(row));
     }
@@ -116,14 +118,15 @@ std::vector<Table> curve_tables(const std::vector<BandwidthSweep>& sweeps) {
   return tables;
 }
 
-// One matrix per GPU-to-GPU kind: bandwidth at the largest size and time at the smallest.
+// One matrix per GPU-to-GPU kind (in the order of their names): bandwidth at the largest size and
+// time at the smallest.
 std::vector<Table> pair_matrices(const std::vector<BandwidthSweep>& sweeps) {
   std::map<std::string, std::vector<const BandwidthSweep*>> by_kind;
   std::set<std::string> gpus;
   for (const auto& s : sweeps) {
-    bool pair_kind = s.engine == "cuda" && (s.kind.rfind("p2p", 0) == 0 || s.kind.rfind("staged", 0) == 0);
+    bool pair_kind = s.engine == report::BandwidthEngine::cuda && report::is_gpu_to_gpu(s.kind);
     if (!pair_kind || s.points.empty()) continue;
-    by_kind[s.kind].push_back(&s);
+    by_kind[to_string(s.kind)].push_back(&s);
     gpus.insert(s.src);
     gpus.insert(s.dst);
   }
@@ -156,8 +159,10 @@ std::vector<Table> pair_matrices(const std::vector<BandwidthSweep>& sweeps) {
 Table truth_table(const std::vector<report::P2pPairTruth>& pairs) {
   Table t{"P2P per GPU pair, from measurements", {"src", "dst", "peer access", "verdict", "why"}, {}, {}};
   for (const auto& p : pairs) {
-    Tone tone = p.truth == "p2p" ? Tone::good : p.truth == "corrupt" ? Tone::bad : Tone::warn;
-    t.rows.push_back({Cell(p.src), Cell(p.dst), Cell(p.peer_access_claimed ? "claimed" : "no"), Cell(p.truth, tone), Cell(p.reason)});
+    using report::P2pTruth;
+    Tone tone = p.truth == P2pTruth::p2p ? Tone::good : p.truth == P2pTruth::corrupt ? Tone::bad : Tone::warn;
+    t.rows.push_back({Cell(p.src), Cell(p.dst), Cell(p.peer_access_claimed ? "claimed" : "no"), Cell(to_string(p.truth), tone),
+                      Cell(p.reason)});
   }
   return t;
 }
@@ -169,11 +174,12 @@ void add_bandwidth_view(const report::Report& r, Document& doc) {
   const auto& b = *r.bandwidth;
   Section s{"bandwidth", {}};
   KeyValues kv;
-  kv.add("plan", b.plan);
-  kv.add("target CV", fmt::format("{:g}%", 100 * b.target_cv));
+  kv.add("plan", to_string(b.plan));
+  kv.add("target CV", fmt::format("{:g}%", 100 * b.target_cv_fraction));
   for (const auto& e : b.engines) {
-    Tone tone = e.status == "ok" ? Tone::good : e.status == "failed" ? Tone::bad : Tone::warn;
-    kv.add("engine " + e.engine, Cell(e.status + (e.reason ? ": " + *e.reason : ""), tone));
+    using report::EngineStatus;
+    Tone tone = e.status == EngineStatus::ok ? Tone::good : e.status == EngineStatus::failed ? Tone::bad : Tone::warn;
+    kv.add(fmt::format("engine {}", to_string(e.engine)), Cell(to_string(e.status) + (e.reason ? ": " + *e.reason : ""), tone));
     for (const auto& note : e.notes) kv.add("  note", Cell(note, Tone::dim));
   }
   s.blocks.push_back(std::move(kv));

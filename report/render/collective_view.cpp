@@ -14,9 +14,10 @@ namespace {
 Cell wrong_cell(std::int64_t wrong) { return wrong == 0 ? Cell("0") : Cell(std::to_string(wrong), Tone::bad); }
 
 Cell status_of(const report::AllreduceSweep& s) {
-  if (s.status == "complete") return {"complete", Tone::good};
-  std::string text = s.status + (s.reason ? ": " + *s.reason : "");
-  return {text, s.status == "interrupted" ? Tone::warn : Tone::bad};
+  using report::AllreduceStatus;
+  if (s.status == AllreduceStatus::complete) return {to_string(s.status), Tone::good};
+  std::string text = to_string(s.status) + (s.reason ? ": " + *s.reason : "");
+  return {text, s.status == AllreduceStatus::interrupted ? Tone::warn : Tone::bad};
 }
 
 std::string size_text(std::int64_t bytes) { return bytes >= 0 ? format_size_label(static_cast<std::uint64_t>(bytes)) : "-"; }
@@ -33,7 +34,8 @@ Table points_table(const report::AllreduceSweep& s) {
   for (const auto& p : s.points) (p.in_place ? by_size[p.bytes].second : by_size[p.bytes].first) = &p;
   for (const auto& [bytes, pair] : by_size) {
     const auto* any = pair.first ? pair.first : pair.second;
-    std::vector<Cell> row = {Cell(size_text(bytes)), Cell(std::to_string(any->count)), Cell(any->dtype), Cell(s.op)};
+    std::vector<Cell> row = {Cell(size_text(bytes)), Cell(std::to_string(any->elements_per_rank)), Cell(to_string(any->dtype)),
+                              Cell(s.op)};
     for (const auto* p : {pair.first, pair.second}) {
       if (!p) {
         for (int i = 0; i < 4; ++i) row.emplace_back("-", Tone::dim);
@@ -42,7 +44,7 @@ Table points_table(const report::AllreduceSweep& s) {
       row.emplace_back(format_us(p->time_us));
       row.emplace_back(format_gbps(p->algbw_gbps));
       row.emplace_back(format_gbps(p->busbw_gbps));
-      row.push_back(wrong_cell(p->wrong));
+      row.push_back(wrong_cell(p->wrong_elements));
     }
     t.rows.push_back(std::move(row));
   }
@@ -61,8 +63,9 @@ KeyValues summary_block(const report::AllreduceSweep& s) {
   else
     kv.add("bandwidth plateau", Cell(s.ranks <= 1 ? "none: one rank has no bus bandwidth" : "not measured", Tone::dim));
   if (sum.half_plateau_bytes) kv.add("half the plateau at", size_text(*sum.half_plateau_bytes));
-  kv.add("wrong results", sum.wrong_total == 0 ? Cell("none", Tone::good)
-                                               : Cell(fmt::format("{} elements", sum.wrong_total), Tone::bad));
+  kv.add("wrong results", sum.wrong_elements_total == 0
+                             ? Cell("none", Tone::good)
+                             : Cell(fmt::format("{} elements", sum.wrong_elements_total), Tone::bad));
   return kv;
 }
 
@@ -102,11 +105,13 @@ Table algorithms_table(const report::AllreduceSweep& s) {
 void add_collective_view(const report::Report& r, Document& doc) {
   if (!r.collective) return;
   for (const auto& s : r.collective->allreduce) {
-    Section section{fmt::format("all-reduce: {} {} {} ranks, {}", s.backend, s.variant, s.ranks, s.dtype), {}};
+    Section section{fmt::format("all-reduce: {} {} {} ranks, {}", to_string(s.backend), to_string(s.variant), s.ranks,
+                                to_string(s.dtype)),
+                    {}};
     KeyValues kv;
-    kv.add("backend", s.backend + (s.library_version ? " " + *s.library_version : ""));
+    kv.add("backend", to_string(s.backend) + (s.library_version ? " " + *s.library_version : ""));
     kv.add("ranks", fmt::format("{} on {} node{}", s.ranks, s.nodes, s.nodes == 1 ? "" : "s"));
-    kv.add("variant", s.variant);
+    kv.add("variant", to_string(s.variant));
     kv.add("status", status_of(s));
     for (const auto& d : s.devices) kv.add("device", d);
     std::string env;

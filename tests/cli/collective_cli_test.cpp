@@ -168,13 +168,13 @@ TEST(AllreduceMpi, TwoRanksTwentyFourSizesBusbwFormulaNoWrongRankZeroAlonePrints
   ASSERT_TRUE(r.collective);
   ASSERT_EQ(r.collective->allreduce.size(), 1u);
   const auto& s = r.collective->allreduce[0];
-  EXPECT_EQ(s.backend, "mpi");
+  EXPECT_EQ(s.backend, interprobe::report::AllreduceBackend::mpi);
   EXPECT_EQ(s.ranks, 2);
-  EXPECT_EQ(s.status, "complete");
+  EXPECT_EQ(s.status, interprobe::report::AllreduceStatus::complete);
   std::set<std::int64_t> sizes;
   for (const auto& point : s.points) {
     sizes.insert(point.bytes);
-    EXPECT_EQ(point.wrong, 0) << point.bytes;
+    EXPECT_EQ(point.wrong_elements, 0) << point.bytes;
     EXPECT_GT(point.time_us, 0);
     EXPECT_NEAR(point.algbw_gbps, point.bytes / (point.time_us * 1e3), 1e-9 * point.algbw_gbps + 1e-12);
     EXPECT_NEAR(point.busbw_gbps, point.algbw_gbps * 2.0 * (s.ranks - 1) / s.ranks, 1e-12);
@@ -183,7 +183,7 @@ TEST(AllreduceMpi, TwoRanksTwentyFourSizesBusbwFormulaNoWrongRankZeroAlonePrints
   EXPECT_EQ(*sizes.begin(), 8);
   EXPECT_EQ(*sizes.rbegin(), 64 << 20);
   EXPECT_EQ(s.points.size(), 48u);  // out-of-place and in-place
-  EXPECT_EQ(s.summary.wrong_total, 0);
+  EXPECT_EQ(s.summary.wrong_elements_total, 0);
   EXPECT_TRUE(s.summary.plateau_busbw_gbps);
   EXPECT_EQ(p.out.find("interprobe report"), std::string::npos);  // no text report from another rank
 

@@ -16,6 +16,7 @@
 
 using interprobe::testing::run_interprobe;
 namespace fs = std::filesystem;
+namespace report = interprobe::report;
 
 namespace {
 
@@ -59,7 +60,7 @@ TEST(BwCli, CudaWithoutAGpuExitsFourWithTheReason) {
   auto r = interprobe::report::parse_report_text(p.out, "stdout");
   ASSERT_TRUE(r.bandwidth);
   ASSERT_EQ(r.bandwidth->engines.size(), 1u);
-  EXPECT_EQ(r.bandwidth->engines[0].status, "unsupported");
+  EXPECT_EQ(r.bandwidth->engines[0].status, report::EngineStatus::unsupported);
   EXPECT_TRUE(r.bandwidth->engines[0].reason);
 }
 
@@ -70,17 +71,17 @@ TEST(BwCli, HostSweepsWriteAValidReportWithFits) {
   ASSERT_EQ(p.exit_code, 0) << p.err;  // cuda unsupported is data when host ran
   auto r = interprobe::report::read_report_file(file);
   ASSERT_TRUE(r.bandwidth);
-  EXPECT_EQ(r.bandwidth->plan, "custom");
+  EXPECT_EQ(r.bandwidth->plan, report::BandwidthPlan::custom);
   ASSERT_GE(r.bandwidth->sweeps.size(), 3u);
   for (const auto& s : r.bandwidth->sweeps) {
-    if (s.status == "unsupported") continue;  // locked memory refused by the environment
-    EXPECT_EQ(s.engine, "host");
-    ASSERT_EQ(s.points.size(), 4u) << s.kind;
-    EXPECT_TRUE(s.fit) << s.kind;
-    for (const auto& pt : s.points) EXPECT_EQ(pt.verified, true) << s.kind << " " << pt.bytes;
+    if (s.status == report::SweepStatus::unsupported) continue;  // locked memory refused by the environment
+    EXPECT_EQ(s.engine, report::BandwidthEngine::host);
+    ASSERT_EQ(s.points.size(), 4u) << to_string(s.kind);
+    EXPECT_TRUE(s.fit) << to_string(s.kind);
+    for (const auto& pt : s.points) EXPECT_EQ(pt.verified, true) << to_string(s.kind) << " " << pt.bytes;
   }
-  EXPECT_EQ(r.bandwidth->engines.front().engine, "host");
-  EXPECT_EQ(r.bandwidth->engines.front().status, "ok");
+  EXPECT_EQ(r.bandwidth->engines.front().engine, report::BandwidthEngine::host);
+  EXPECT_EQ(r.bandwidth->engines.front().status, report::EngineStatus::ok);
   expect_schema_valid(file);
   fs::remove_all(dir);
 }
@@ -116,7 +117,7 @@ TEST(BwCli, CtrlCKeepsTheFinishedSizes) {
   ASSERT_TRUE(r.bandwidth);
   ASSERT_FALSE(r.bandwidth->sweeps.empty());
   const auto& last = r.bandwidth->sweeps.back();
-  EXPECT_EQ(last.status, "interrupted");
+  EXPECT_EQ(last.status, report::SweepStatus::interrupted);
   std::size_t finished = 0;
   for (const auto& s : r.bandwidth->sweeps) finished += s.points.size();
   EXPECT_GT(finished, 0u);  // 2.5 s is enough for the first sizes

@@ -13,6 +13,7 @@
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
 
+namespace report = interprobe::report;
 using interprobe::testing::run_interprobe;
 namespace fs = std::filesystem;
 
@@ -67,11 +68,11 @@ void expect_rates_follow_the_model(const interprobe::report::Report& r, const nl
   ASSERT_TRUE(r.bandwidth);
   ASSERT_FALSE(r.bandwidth->sweeps.empty());
   for (const auto& s : r.bandwidth->sweeps) {
-    ASSERT_EQ(s.status, "complete") << s.kind << " " << s.reason.value_or("");
-    const auto& link = description.at("links").at(link_of(s.kind));
+    ASSERT_EQ(s.status, report::SweepStatus::complete) << to_string(s.kind) << " " << s.reason.value_or("");
+    const auto& link = description.at("links").at(link_of(to_string(s.kind)));
     for (const auto& p : s.points) {
       double want = model_gbps(link, static_cast<double>(p.bytes), static_cast<int>(s.directions));
-      EXPECT_NEAR(p.gbps, want, 0.10 * want) << s.kind << " " << s.src << "->" << s.dst << " at " << p.bytes << " B";
+      EXPECT_NEAR(p.gbps, want, 0.10 * want) << to_string(s.kind) << " " << s.src << "->" << s.dst << " at " << p.bytes << " B";
     }
   }
 }
@@ -85,9 +86,9 @@ TEST(BwSimulated, H100NvSwitchEveryPairIsP2pAtTheModelsRates) {
   EXPECT_EQ(r.tool.libraries.at("cuda").version, "12.4");
   expect_rates_follow_the_model(r, read_json(file));
   EXPECT_EQ(r.bandwidth->p2p_pairs.size(), 28u);  // 8 GPUs, each pair once
-  for (const auto& t : r.bandwidth->p2p_pairs) EXPECT_EQ(t.truth, "p2p") << t.src << "->" << t.dst << ": " << t.reason;
+  for (const auto& t : r.bandwidth->p2p_pairs) EXPECT_EQ(t.truth, report::P2pTruth::p2p) << t.src << "->" << t.dst << ": " << t.reason;
   for (const auto& s : r.bandwidth->sweeps)
-    for (const auto& pt : s.points) EXPECT_EQ(pt.verified, true) << s.kind;  // no fault: every copy intact
+    for (const auto& pt : s.points) EXPECT_EQ(pt.verified, true) << to_string(s.kind);  // no fault: every copy intact
 }
 
 TEST(BwSimulated, KvmGuestWithP2pOffIsStaged) {
@@ -97,10 +98,10 @@ TEST(BwSimulated, KvmGuestWithP2pOffIsStaged) {
   expect_rates_follow_the_model(r, read_json(file));
   ASSERT_EQ(r.bandwidth->p2p_pairs.size(), 28u);
   for (const auto& t : r.bandwidth->p2p_pairs) {
-    EXPECT_EQ(t.truth, "staged") << t.src << "->" << t.dst;
+    EXPECT_EQ(t.truth, report::P2pTruth::staged) << t.src << "->" << t.dst;
     EXPECT_FALSE(t.peer_access_claimed);
   }
-  for (const auto& s : r.bandwidth->sweeps) EXPECT_NE(s.kind, "p2p_write_ce") << "no peer access: no direct path";
+  for (const auto& s : r.bandwidth->sweeps) EXPECT_NE(s.kind, report::CopyKind::p2p_write_ce) << "no peer access: no direct path";
 }
 
 TEST(BwSimulated, CorruptPeerCopiesFailVerificationExactlyOnTheDirectPath) {
@@ -108,12 +109,12 @@ TEST(BwSimulated, CorruptPeerCopiesFailVerificationExactlyOnTheDirectPath) {
   auto r = report_of(file);
   ASSERT_TRUE(r.bandwidth);
   ASSERT_EQ(r.bandwidth->p2p_pairs.size(), 1u);
-  EXPECT_EQ(r.bandwidth->p2p_pairs[0].truth, "corrupt") << r.bandwidth->p2p_pairs[0].reason;
+  EXPECT_EQ(r.bandwidth->p2p_pairs[0].truth, report::P2pTruth::corrupt) << r.bandwidth->p2p_pairs[0].reason;
   int direct = 0;
   for (const auto& s : r.bandwidth->sweeps) {
-    bool faulty = s.kind == "p2p_write_ce";
+    bool faulty = s.kind == report::CopyKind::p2p_write_ce;
     direct += faulty;
-    for (const auto& pt : s.points) EXPECT_EQ(pt.verified, !faulty) << s.kind << " at " << pt.bytes;
+    for (const auto& pt : s.points) EXPECT_EQ(pt.verified, !faulty) << to_string(s.kind) << " at " << pt.bytes;
   }
   EXPECT_EQ(direct, 1);
 }
@@ -125,7 +126,7 @@ TEST(BwSimulated, PeerAccessClaimedButSlowAsStagingIsClaimedButStaged) {
   auto r = report_of(file);
   ASSERT_TRUE(r.bandwidth);
   ASSERT_EQ(r.bandwidth->p2p_pairs.size(), 1u);
-  EXPECT_EQ(r.bandwidth->p2p_pairs[0].truth, "claimed-but-staged") << r.bandwidth->p2p_pairs[0].reason;
+  EXPECT_EQ(r.bandwidth->p2p_pairs[0].truth, report::P2pTruth::claimed_but_staged) << r.bandwidth->p2p_pairs[0].reason;
   EXPECT_TRUE(r.bandwidth->p2p_pairs[0].peer_access_claimed);
 }
 
@@ -135,7 +136,7 @@ TEST(BwSimulated, AnUncorrectableEccErrorFailsTheSweepsWithTheDriversError) {
   ASSERT_TRUE(r.bandwidth) << p.err;
   ASSERT_FALSE(r.bandwidth->sweeps.empty());
   for (const auto& s : r.bandwidth->sweeps) {
-    EXPECT_EQ(s.status, "failed") << s.kind;
+    EXPECT_EQ(s.status, report::SweepStatus::failed) << to_string(s.kind);
     EXPECT_NE(s.reason.value_or("").find("CUDA_ERROR_ECC_UNCORRECTABLE"), std::string::npos) << s.reason.value_or("");
   }
 }
@@ -161,7 +162,7 @@ TEST(BwSimulated, ACuda12_0DriverRunsAnd11_8ExitsFourNamingBothVersions) {
   EXPECT_NE(old.err.find("CUDA 12.0 (driver r525)"), std::string::npos) << old.err;
   auto r = interprobe::report::parse_report_text(old.out, "stdout");
   ASSERT_TRUE(r.bandwidth);
-  EXPECT_EQ(r.bandwidth->engines.at(0).status, "unsupported");
+  EXPECT_EQ(r.bandwidth->engines.at(0).status, report::EngineStatus::unsupported);
 }
 
 TEST(BwSimulated, NoDriverLibraryOrAnUnreadableDescriptionIsUnsupportedNotACrash) {

@@ -26,8 +26,8 @@ class FakeEngine : public CopyEngine {
 
   report::BandwidthSweep describe() const override {
     report::BandwidthSweep s;
-    s.engine = "fake";
-    s.kind = "memcpy";
+    s.engine = report::BandwidthEngine::host;
+    s.kind = report::CopyKind::memcpy;
     s.src = "a";
     s.dst = "b";
     s.directions = directions;

@@ -18,8 +18,8 @@ TEST(Fit, ExactModelIsRecovered) {
   EXPECT_NEAR(fit->peak_gbps, 12.0, 1e-6);
   EXPECT_NEAR(fit->t0_us, 10.0, 1e-6);
   EXPECT_NEAR(*fit->n_half_bytes, 120000.0, 1e-2);
-  EXPECT_NEAR(fit->residual, 0.0, 1e-9);
-  EXPECT_EQ(fit->points, 27);
+  EXPECT_NEAR(fit->residual_fraction, 0.0, 1e-9);
+  EXPECT_EQ(fit->points_used, 27);
 }
 
 TEST(Fit, OneDisturbedLargeSizeDoesNotSwingThePeak) {
@@ -29,7 +29,7 @@ TEST(Fit, OneDisturbedLargeSizeDoesNotSwingThePeak) {
   ASSERT_TRUE(fit);
   EXPECT_NEAR(fit->peak_gbps, 50.0, 0.5);
   EXPECT_NEAR(fit->t0_us, 5.0, 0.05);
-  EXPECT_EQ(fit->points, static_cast<std::int64_t>(pts.size()) - 1);  // the disturbed size is left out, visibly
+  EXPECT_EQ(fit->points_used, static_cast<std::int64_t>(pts.size()) - 1);  // the disturbed size is left out, visibly
 }
 
 TEST(Fit, NeedsTwoSizesAndAPositiveSlope) {
@@ -56,6 +56,6 @@ TEST(Fit, HostCopiesServedFromCacheDoNotSetThePeak) {
   ASSERT_TRUE(fit);
   EXPECT_NEAR(fit->peak_gbps, 10.0, 0.1);
   EXPECT_NEAR(fit->t0_us, 0.01, 0.001);
-  EXPECT_LT(fit->points, 31);  // the cache-resident sizes are another regime
-  EXPECT_GE(fit->points, 6);
+  EXPECT_LT(fit->points_used, 31);  // the cache-resident sizes are another regime
+  EXPECT_GE(fit->points_used, 6);
 }

@@ -31,10 +31,10 @@ TEST(HostEngine, MemcpyMovesTheDataAtEverySize) {
   HostPathSpec spec;
   spec.threads = 2;
   auto sweep = run(spec, {1, 3, 4096, 1u << 20, 3u << 20});
-  EXPECT_EQ(sweep.engine, "host");
-  EXPECT_EQ(sweep.kind, "memcpy");
+  EXPECT_EQ(sweep.engine, report::BandwidthEngine::host);
+  EXPECT_EQ(sweep.kind, report::CopyKind::memcpy);
   EXPECT_EQ(sweep.src, "node0");
-  EXPECT_EQ(sweep.memory, "pageable");
+  EXPECT_EQ(sweep.memory_kind, report::MemoryKind::pageable);
   EXPECT_EQ(sweep.threads, 2);
   ASSERT_EQ(sweep.points.size(), 5u);
   for (const auto& p : sweep.points) {
@@ -53,7 +53,7 @@ TEST(HostEngine, StagedCopyThroughDoubleBufferedBounceBuffer) {
   spec.kind = "staged";
   spec.chunk_bytes = 64u << 10;
   auto sweep = run(spec, {100, 64u << 10, (1u << 20) + 13});  // below one chunk, one chunk, many + a tail
-  EXPECT_EQ(sweep.kind, "staged");
+  EXPECT_EQ(sweep.kind, report::CopyKind::staged);
   EXPECT_EQ(sweep.threads, 2);
   ASSERT_EQ(sweep.points.size(), 3u);
   for (const auto& p : sweep.points) EXPECT_EQ(p.verified, true) << p.bytes;

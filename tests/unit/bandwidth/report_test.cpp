@@ -2,6 +2,11 @@
 // rates from a topology, findings and the rendered view.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "probes/bandwidth/copy_engine.hpp"
 #include "probes/bandwidth/expected.hpp"
 #include "probes/bandwidth/p2p_truth.hpp"
 #include "common/errors.hpp"
@@ -18,21 +23,21 @@ report::BandwidthPoint point(std::int64_t bytes, double us, std::optional<bool> 
   p.bytes = bytes;
   p.samples = 5;
   p.min_us = p.median_us = p.p95_us = p.max_us = us;
-  p.cv = 0.004;
+  p.cv_fraction = 0.004;
   p.gbps = double(bytes) / (us * 1e3);
   p.verified = verified;
-  p.stop_reason = "target_cv";
+  p.stop_reason = report::StopReason::target_cv;
   return p;
 }
 
 report::BandwidthSweep cuda_sweep(const std::string& kind, const std::string& src, const std::string& dst,
                                   double small_us, double large_gbps, bool corrupt = false) {
   report::BandwidthSweep s;
-  s.engine = "cuda";
-  s.kind = kind;
+  s.engine = report::BandwidthEngine::cuda;
+  s.kind = copy_kind(kind);
   s.src = src;
   s.dst = dst;
-  s.memory = kind.rfind("h2d", 0) == 0 ? "pinned" : "device";
+  s.memory_kind = report::is_host_to_device(s.kind) ? report::MemoryKind::pinned : report::MemoryKind::device;
   s.points = {point(4, small_us), point(256 << 20, double(256 << 20) / (large_gbps * 1e3), corrupt ? std::optional<bool>(false) : true)};
   return s;
 }
@@ -55,9 +60,10 @@ const report::Finding* find(const std::vector<report::Finding>& fs, const std::s
 
 TEST(BandwidthReport, RoundTripsThroughJson) {
   report::BandwidthSection b;
-  b.plan = "quick";
-  b.target_cv = 0.02;
-  b.engines = {{"host", "ok", std::nullopt, {"remote NUMA copies unavailable"}}, {"cuda", "unsupported", "no driver", {}}};
+  b.plan = report::BandwidthPlan::quick;
+  b.target_cv_fraction = 0.02;
+  b.engines = {{report::BandwidthEngine::host, report::EngineStatus::ok, std::nullopt, {"remote NUMA copies unavailable"}},
+               {report::BandwidthEngine::cuda, report::EngineStatus::unsupported, "no driver", {}}};
   auto s = cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 2.0, 40);
   s.threads = 4;
   s.fit = report::BandwidthFit{2.0, 40.0, 80000.0, 0.01, 2};
@@ -65,7 +71,7 @@ TEST(BandwidthReport, RoundTripsThroughJson) {
   s.expected_basis = "slowest PCIe link";
   s.notes = {"a note"};
   b.sweeps = {s};
-  b.p2p_pairs = {{"gpu0", "gpu1", "p2p", true, 40.0, 20.0, 2.0, 12.0, "fine"}};
+  b.p2p_pairs = {{"gpu0", "gpu1", report::P2pTruth::p2p, true, 40.0, 20.0, 2.0, 12.0, "fine"}};
   auto text = report::to_json_text(report_with(b));
   auto back = report::parse_report_text(text, "test");
   ASSERT_TRUE(back.bandwidth);
@@ -73,11 +79,11 @@ TEST(BandwidthReport, RoundTripsThroughJson) {
   EXPECT_EQ(back.bandwidth->sweeps[0].points[1].bytes, 256 << 20);
   EXPECT_EQ(back.bandwidth->sweeps[0].fit->n_half_bytes, 80000.0);
   EXPECT_EQ(back.bandwidth->engines[1].reason, "no driver");
-  EXPECT_EQ(back.bandwidth->p2p_pairs[0].truth, "p2p");
+  EXPECT_EQ(back.bandwidth->p2p_pairs[0].truth, report::P2pTruth::p2p);
 }
 
 TEST(BandwidthReport, MissingRequiredKeyNamesItsPath) {
-  auto text = report::to_json_text(report_with({"quick", 0.01, {}, {cuda_sweep("h2d", "node0", "gpu0", 3, 25)}, {}}));
+  auto text = report::to_json_text(report_with({report::BandwidthPlan::quick, 0.01, {}, {cuda_sweep("h2d", "node0", "gpu0", 3, 25)}, {}}));
   auto at = text.find("\"median_us\"");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 11, "\"median_xx\"");
@@ -101,12 +107,12 @@ TEST(P2pTruth, ClassifiesEachPairFromMeasurements) {
                                    {"gpu1", "gpu2", true}, {"gpu2", "gpu3", true}, {"gpu1", "gpu3", true}},
                                   sweeps);
   ASSERT_EQ(pairs.size(), 5u);  // gpu1 -> gpu3 claimed but never measured: no verdict
-  EXPECT_EQ(pairs[0].truth, "p2p");
-  EXPECT_EQ(pairs[1].truth, "claimed-but-staged");
-  EXPECT_EQ(pairs[2].truth, "staged");
-  EXPECT_EQ(pairs[3].truth, "corrupt");
+  EXPECT_EQ(pairs[0].truth, report::P2pTruth::p2p);
+  EXPECT_EQ(pairs[1].truth, report::P2pTruth::claimed_but_staged);
+  EXPECT_EQ(pairs[2].truth, report::P2pTruth::staged);
+  EXPECT_EQ(pairs[3].truth, report::P2pTruth::corrupt);
   EXPECT_NE(pairs[3].reason.find("256 MiB"), std::string::npos);
-  EXPECT_EQ(pairs[4].truth, "claimed-but-staged");  // 12 us per small copy: latency of staging
+  EXPECT_EQ(pairs[4].truth, report::P2pTruth::claimed_but_staged);  // 12 us per small copy: latency of staging
   EXPECT_EQ(pairs[0].staged_gbps, sweeps[1].points.back().gbps);
 }
 
@@ -147,26 +153,27 @@ TEST(ExpectedRate, SlowestLinkOnThePath) {
 }
 
 TEST(BandwidthRules, CorruptP2pIsAFailNamingPathAndSize) {
-  report::BandwidthSection b{"quick", 0.01, {}, {cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 2, 300, true)}, {}};
+  report::BandwidthSection b{report::BandwidthPlan::quick, 0.01, {}, {cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 2, 300, true)}, {}};
   auto findings = analysis::derive_findings(report_with(b));
-  const auto* f = find(findings, "bandwidth.data_corrupted");
+  const auto* f = find(findings, "bandwidth.p2p_data_corrupted");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, report::Severity::fail);
   EXPECT_NE(f->title.find("P2P reports OK but data is corrupted"), std::string::npos);
   EXPECT_NE(f->title.find("gpu0 -> gpu1"), std::string::npos);
   EXPECT_NE(f->title.find("256 MiB"), std::string::npos);
-  EXPECT_EQ(findings.front().id, "bandwidth.data_corrupted");  // fails sort first
+  EXPECT_EQ(f->affected, std::vector<std::string>{"gpu0 -> gpu1"});
+  EXPECT_EQ(findings.front().id, "bandwidth.p2p_data_corrupted");  // fails sort first
 }
 
 TEST(BandwidthRules, BelowExpectedOnlyForLinkBoundPaths) {
   auto slow = cuda_sweep("h2d", "node0", "gpu0", 3, 12);  // 12 of 63 GB/s
   slow.expected_gbps = 63.0;
   auto pageable = slow;
-  pageable.memory = "pageable";  // half the link is normal for pageable memory
+  pageable.memory_kind = report::MemoryKind::pageable;  // half the link is normal for pageable memory
   auto healthy = cuda_sweep("d2h", "gpu0", "node0", 3, 55);
-  healthy.memory = "pinned";
+  healthy.memory_kind = report::MemoryKind::pinned;
   healthy.expected_gbps = 63.0;
-  report::BandwidthSection b{"quick", 0.01, {}, {slow, pageable, healthy}, {}};
+  report::BandwidthSection b{report::BandwidthPlan::quick, 0.01, {}, {slow, pageable, healthy}, {}};
   auto findings = analysis::derive_findings(report_with(b));
   int below = 0;
   for (const auto& f : findings) below += f.id == "bandwidth.below_expected";
@@ -175,12 +182,12 @@ TEST(BandwidthRules, BelowExpectedOnlyForLinkBoundPaths) {
 
 TEST(BandwidthRules, StagedPairsUnsupportedEnginesAndNoise) {
   report::BandwidthSection b;
-  b.plan = "quick";
-  b.engines = {{"cuda", "unsupported", "no usable CUDA device", {}}};
-  b.p2p_pairs = {{"gpu0", "gpu1", "claimed-but-staged", true, 20.0, 19.0, 12.0, 13.0, ""}};
+  b.plan = report::BandwidthPlan::quick;
+  b.engines = {{report::BandwidthEngine::cuda, report::EngineStatus::unsupported, "no usable CUDA device", {}}};
+  b.p2p_pairs = {{"gpu0", "gpu1", report::P2pTruth::claimed_but_staged, true, 20.0, 19.0, 12.0, 13.0, ""}};
   auto noisy = cuda_sweep("d2d", "gpu0", "gpu0", 2, 2000);
   for (int i = 0; i < 3; ++i) noisy.points.push_back(point(std::int64_t(8) << (20 + i), 100.0));
-  for (auto& p : noisy.points) p.cv = 0.2;
+  for (auto& p : noisy.points) p.cv_fraction = 0.2;
   b.sweeps = {noisy};
   auto findings = analysis::derive_findings(report_with(b));
   ASSERT_TRUE(find(findings, "bandwidth.p2p_claimed_but_staged"));
@@ -194,12 +201,126 @@ TEST(BandwidthView, RendersSweepsCurvesMatricesAndVerdicts) {
   auto s = cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 1.8, 380);
   s.fit = report::BandwidthFit{1.8, 390.0, 702000.0, 0.02, 2};
   s.expected_gbps = 450;
-  report::BandwidthSection b{"quick", 0.01, {{"cuda", "ok", std::nullopt, {"gpu0 = 0000:03:00.0"}}}, {s},
-                             {{"gpu0", "gpu1", "p2p", true, 380.0, 37.0, 1.8, 14.0, "peer access on"}}};
+  report::BandwidthSection b{report::BandwidthPlan::quick,
+                             0.01,
+                             {{report::BandwidthEngine::cuda, report::EngineStatus::ok, std::nullopt, {"gpu0 = 0000:03:00.0"}}},
+                             {s},
+                             {{"gpu0", "gpu1", report::P2pTruth::p2p, true, 380.0, 37.0, 1.8, 14.0, "peer access on"}}};
   auto text = render::render(report_with(b), render::Format::text, render::TextStyle{false});
   for (const char* want : {"bandwidth", "cuda p2p_write_ce gpu0 -> gpu1", "390", "84%", "p2p_write_ce: GB/s at the largest",
                            "380 / 1.80", "P2P per GPU pair", "gpu0 = 0000:03:00.0"})
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   auto md = render::render(report_with(b), render::Format::markdown, render::TextStyle{false});
   EXPECT_NE(md.find("| # | path |"), std::string::npos) << md;  // the sweeps as a markdown table
+}
+
+TEST(BandwidthRules, OneFindingPerCauseListsEveryPairAndPath) {
+  // Before grouping: one finding per pair and per slow path (an 8-GPU VM printed dozens).
+  report::BandwidthSection b;
+  b.p2p_pairs = {{"gpu0", "gpu1", report::P2pTruth::claimed_but_staged, true, 20.0, 19.0, 12.0, 13.0, ""},
+                 {"gpu0", "gpu2", report::P2pTruth::claimed_but_staged, true, 21.0, 19.5, 11.0, 13.0, ""},
+                 {"gpu1", "gpu2", report::P2pTruth::staged, false, std::nullopt, 19.0, std::nullopt, 13.0, ""}};
+  auto slow0 = cuda_sweep("h2d", "node0", "gpu0", 3, 12), slow1 = cuda_sweep("h2d", "node0", "gpu1", 3, 30);
+  slow0.expected_gbps = slow1.expected_gbps = 63.0;
+  b.sweeps = {slow0, slow1};
+  auto findings = analysis::derive_findings(report_with(b));
+  auto count = [&](const std::string& id) { return std::count_if(findings.begin(), findings.end(), [&](auto& f) { return f.id == id; }); };
+  EXPECT_EQ(count("bandwidth.p2p_claimed_but_staged"), 1);
+  EXPECT_EQ(count("bandwidth.below_expected"), 1);
+  const auto* staged = find(findings, "bandwidth.p2p_claimed_but_staged");
+  ASSERT_TRUE(staged);
+  EXPECT_EQ(staged->affected, (std::vector<std::string>{"gpu0 -> gpu1", "gpu0 -> gpu2"}));
+  EXPECT_EQ(std::get<report::ValueList>(staged->evidence.at("p2p_gbps")).size(), 2u);
+  ASSERT_TRUE(find(findings, "bandwidth.p2p_unavailable"));
+  EXPECT_EQ(find(findings, "bandwidth.p2p_unavailable")->affected, std::vector<std::string>{"gpu1 -> gpu2"});
+  const auto* below = find(findings, "bandwidth.below_expected");
+  ASSERT_TRUE(below);
+  EXPECT_EQ(below->affected,
+            (std::vector<std::string>{"cuda h2d node0 -> gpu0", "cuda h2d node0 -> gpu1"}));
+  EXPECT_NE(below->title.find("2 paths"), std::string::npos) << below->title;
+  EXPECT_NE(below->title.find("gpu0"), std::string::npos) << below->title;  // the slowest is named
+}
+
+TEST(BandwidthReport, A1xReportReadsWithKeysAndValuesUpgraded) {
+  // tests/golden/v1/bw-host.json: a real 1.x report (cv, target_cv, memory, fit residual/points).
+  const auto r = report::read_report_file(std::string(INTERPROBE_SOURCE_DIR) + "/tests/golden/v1/bw-host.json");
+  ASSERT_TRUE(r.bandwidth);
+  const auto& b = *r.bandwidth;
+  EXPECT_EQ(r.schema_version, report::kSchemaVersion);
+  EXPECT_EQ(b.plan, report::BandwidthPlan::custom);
+  EXPECT_DOUBLE_EQ(b.target_cv_fraction, 0.01);
+  ASSERT_EQ(b.engines.size(), 1u);
+  EXPECT_EQ(b.engines[0].engine, report::BandwidthEngine::host);
+  EXPECT_EQ(b.engines[0].status, report::EngineStatus::ok);
+  ASSERT_FALSE(b.sweeps.empty());
+  const auto& s = b.sweeps[0];
+  EXPECT_EQ(s.kind, report::CopyKind::memcpy);
+  EXPECT_EQ(s.memory_kind, report::MemoryKind::pageable);
+  EXPECT_EQ(s.status, report::SweepStatus::complete);
+  ASSERT_FALSE(s.points.empty());
+  EXPECT_DOUBLE_EQ(s.points[0].cv_fraction, 0.022882578009323324);  // the 1.x "cv"
+  EXPECT_EQ(s.points[0].stop_reason, report::StopReason::budget);
+  ASSERT_TRUE(s.fit);
+  EXPECT_DOUBLE_EQ(s.fit->residual_fraction, 0.80666286915194);  // the 1.x "residual"
+  EXPECT_EQ(s.fit->points_used, 2);                              // the 1.x "points"
+  // And it renders: the view reads the upgraded values.
+  auto text = render::render(r, render::Format::text, render::TextStyle{false});
+  EXPECT_NE(text.find("host memcpy node0 -> node0 pageable"), std::string::npos) << text;
+}
+
+TEST(BandwidthReport, A1xClaimedButStagedVerdictReadsAsTheEnum) {
+  std::string text = report::to_json_text(report_with(
+      {report::BandwidthPlan::quick, 0.01, {}, {}, {{"gpu0", "gpu1", report::P2pTruth::claimed_but_staged, true, 1.0, 1.0, 9.0, 9.0, "x"}}}));
+  // Turn it back into what 1.x wrote.
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.0.0\"", "\"schema_version\": \"1.0.0\""},
+                          {"\"claimed_but_staged\"", "\"claimed-but-staged\""},
+                          {"\"target_cv_fraction\"", "\"target_cv\""}}) {
+    auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  auto back = report::parse_report_text(text, "1.x");
+  ASSERT_TRUE(back.bandwidth);
+  EXPECT_EQ(back.bandwidth->p2p_pairs.at(0).truth, report::P2pTruth::claimed_but_staged);
+}
+
+TEST(BandwidthReport, CopyKindsOfTheEnginesAreTheReportsVocabulary) {
+  for (const auto& entry : names(report::CopyKind{})) EXPECT_EQ(copy_kind(entry.name), entry.value) << entry.name;
+  EXPECT_THROW(copy_kind("p2p_write"), std::logic_error);  // a kind the report does not know is a bug, loudly
+}
+
+namespace {
+
+// The schema's enum at `pointer` equals the C++ table of E (null allowed where the value is optional).
+template <class E>
+void expect_schema_enum(const nlohmann::json& schema, const std::string& pointer) {
+  SCOPED_TRACE(pointer);
+  std::vector<std::string> in_schema, in_code;
+  for (const auto& v : schema.at(nlohmann::json::json_pointer(pointer)))
+    if (!v.is_null()) in_schema.push_back(v.get<std::string>());
+  for (const auto& entry : names(E{})) in_code.push_back(entry.name);
+  EXPECT_EQ(in_schema, in_code);
+}
+
+}  // namespace
+
+TEST(BandwidthReport, SchemaEnumsOfBandwidthAndCollectiveEqualTheVocabulary) {
+  std::ifstream in(std::string(INTERPROBE_SOURCE_DIR) + "/report/schema/report.schema.json");
+  const auto schema = nlohmann::json::parse(in);
+  const std::string bw = "/$defs/bandwidth/properties", sweep = "/$defs/bandwidth_sweep/properties";
+  expect_schema_enum<report::BandwidthPlan>(schema, bw + "/plan/enum");
+  expect_schema_enum<report::BandwidthEngine>(schema, bw + "/engines/items/properties/engine/enum");
+  expect_schema_enum<report::EngineStatus>(schema, bw + "/engines/items/properties/status/enum");
+  expect_schema_enum<report::P2pTruth>(schema, bw + "/p2p_pairs/items/properties/truth/enum");
+  expect_schema_enum<report::BandwidthEngine>(schema, sweep + "/engine/enum");
+  expect_schema_enum<report::CopyKind>(schema, sweep + "/kind/enum");
+  expect_schema_enum<report::MemoryKind>(schema, sweep + "/memory_kind/enum");
+  expect_schema_enum<report::SweepStatus>(schema, sweep + "/status/enum");
+  expect_schema_enum<report::StopReason>(schema, sweep + "/points/items/properties/stop_reason/enum");
+  const std::string ar = "/$defs/allreduce_sweep/properties";
+  expect_schema_enum<report::AllreduceBackend>(schema, ar + "/backend/enum");
+  expect_schema_enum<report::Dtype>(schema, ar + "/dtype/enum");
+  expect_schema_enum<report::AllreduceVariant>(schema, ar + "/variant/enum");
+  expect_schema_enum<report::AllreduceStatus>(schema, ar + "/status/enum");
+  expect_schema_enum<report::Dtype>(schema, "/$defs/allreduce_point/properties/dtype/enum");
 }

@@ -38,7 +38,7 @@ TEST(Sweep, RecoversKnownLatencyAndBandwidthWithinOnePercent) {
   EXPECT_NEAR(sweep.fit->t0_us, 2.5, 0.025);
   ASSERT_TRUE(sweep.fit->n_half_bytes);
   EXPECT_NEAR(*sweep.fit->n_half_bytes, 2.5 * 24.0 * 1e3, 2.5 * 24.0 * 1e3 * 0.02);
-  EXPECT_LT(sweep.fit->residual, 0.01);
+  EXPECT_LT(sweep.fit->residual_fraction, 0.01);
   // Large sizes run at the link rate, tiny ones are all latency.
   EXPECT_NEAR(sweep.points.back().gbps, 24.0, 0.3);
   EXPECT_NEAR(sweep.points.front().median_us, 2.5, 0.03);
@@ -79,7 +79,7 @@ TEST(Sweep, ANoiselessPathStopsAtTheMinimumSamples) {
   o.min_samples = 7;
   auto p = measure_size(engine, 4096, o, 1);
   EXPECT_EQ(p.samples, 7);
-  EXPECT_EQ(p.stop_reason, "target_cv");
+  EXPECT_EQ(p.stop_reason, report::StopReason::target_cv);
   EXPECT_EQ(p.verified, true);
 }
 
@@ -91,8 +91,8 @@ TEST(Sweep, ANoisyPathSamplesUntilItsBudgetOrCap) {
   o.size_budget_s = 1e9;
   auto p = measure_size(engine, 4096, o, 1);
   EXPECT_EQ(p.samples, 40);
-  EXPECT_EQ(p.stop_reason, "max_samples");
-  EXPECT_GT(p.cv, 0.01);
+  EXPECT_EQ(p.stop_reason, report::StopReason::max_samples);
+  EXPECT_GT(p.cv_fraction, 0.01);
 }
 
 TEST(Sweep, StopRule) {

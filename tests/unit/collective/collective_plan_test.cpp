@@ -66,20 +66,23 @@ TEST(SweepPlan, ValidationRejectsSizesBelowOneElement) {
 }
 
 TEST(SweepPlan, DigestChangesWithAnythingThatChangesTheCalls) {
+  constexpr auto mpi = interprobe::report::AllreduceBackend::mpi;
+  constexpr auto standard = interprobe::report::AllreduceVariant::default_;
   ic::SweepPlan a;
   a.sizes_bytes = {8, 16};
-  const auto base = ic::digest_text(a, "mpi", {"default"});
-  EXPECT_EQ(base, ic::digest_text(a, "mpi", {"default"}));
+  const auto base = ic::digest_text(a, mpi, {standard});
+  EXPECT_EQ(base, ic::digest_text(a, mpi, {standard}));
   auto b = a;
   b.sizes_bytes = {8, 32};
-  EXPECT_NE(base, ic::digest_text(b, "mpi", {"default"}));
+  EXPECT_NE(base, ic::digest_text(b, mpi, {standard}));
   b = a;
   b.iterations = 21;
-  EXPECT_NE(base, ic::digest_text(b, "mpi", {"default"}));
+  EXPECT_NE(base, ic::digest_text(b, mpi, {standard}));
   b = a;
   b.in_place = false;
-  EXPECT_NE(base, ic::digest_text(b, "mpi", {"default"}));
-  EXPECT_NE(base, ic::digest_text(a, "nccl", {"default"}));
+  EXPECT_NE(base, ic::digest_text(b, mpi, {standard}));
+  EXPECT_NE(base, ic::digest_text(a, interprobe::report::AllreduceBackend::nccl, {standard}));
+  EXPECT_NE(base, ic::digest_text(a, mpi, {interprobe::report::AllreduceVariant::p2p_off}));
 }
 
 TEST(Dtype, HalfAndBfloat16EncodeIntegersExactly) {

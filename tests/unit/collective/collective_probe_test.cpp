@@ -24,7 +24,12 @@ struct Harness {
   interprobe::ProbeContext ctx{root, *cpuid, interprobe::Progress::disabled()};
 };
 
-ic::CollectiveRequest request(const std::string& backend) {
+using interprobe::report::AllreduceBackend;
+using interprobe::report::AllreduceStatus;
+using interprobe::report::AllreduceVariant;
+using interprobe::report::Dtype;
+
+ic::CollectiveRequest request(AllreduceBackend backend) {
   ic::CollectiveRequest r;
   r.backend = backend;
   r.plan.sizes_bytes = interprobe::geometric_sizes(8, 2048, 4);
@@ -35,10 +40,11 @@ ic::CollectiveRequest request(const std::string& backend) {
   return r;
 }
 
-// Backends made by the factory: the first `hang_first` ones hang at 128 bytes.
-ic::BackendFactory fakes(int ranks, int* made, int hang_first = 0) {
-  return [=](ic::RankGroup& g, const std::string&) {
+// Backends made by the factory, standing in for `kind`: the first `hang_first` ones hang at 128 bytes.
+ic::BackendFactory fakes(AllreduceBackend kind, int ranks, int* made, int hang_first = 0) {
+  return [=](ic::RankGroup& g, AllreduceVariant) {
     auto b = std::make_unique<FakeBackend>(g, ranks);
+    b->imitates = kind;
     if ((*made)++ < hang_first) b->hang_at_bytes = 128;
     return std::unique_ptr<ic::CollectiveBackend>(std::move(b));
   };
@@ -50,7 +56,7 @@ TEST(CollectiveProbe, OneSweepPerTypeWithHeaderAndPoints) {
   Harness h;
   ic::SingleProcessGroup group;
   int made = 0;
-  auto probe = ic::make_allreduce_probe(request("mpi"), group, fakes(4, &made));
+  auto probe = ic::make_allreduce_probe(request(AllreduceBackend::mpi), group, fakes(AllreduceBackend::mpi, 4, &made));
   EXPECT_EQ(probe->name(), "collective");
   Report r;
   probe->run(h.ctx, r);
@@ -58,10 +64,10 @@ TEST(CollectiveProbe, OneSweepPerTypeWithHeaderAndPoints) {
   ASSERT_EQ(r.collective->allreduce.size(), 2u);
   EXPECT_EQ(made, 1);  // one backend serves every type
   const auto& s = r.collective->allreduce[1];
-  EXPECT_EQ(s.backend, "fake");
+  EXPECT_EQ(s.backend, AllreduceBackend::mpi);
   EXPECT_EQ(s.ranks, 4);
-  EXPECT_EQ(s.dtype, "half");
-  EXPECT_EQ(s.status, "complete");
+  EXPECT_EQ(s.dtype, Dtype::float16);
+  EXPECT_EQ(s.status, AllreduceStatus::complete);
   EXPECT_EQ(s.library_version, "fake 1.0");
   EXPECT_EQ(s.points.size(), 2u * 5u);  // 8, 32, 128, 512, 2048; out-of-place and in-place
   EXPECT_EQ(s.summary.latency_bytes, 8);
@@ -71,27 +77,28 @@ TEST(CollectiveProbe, AHangIsRecordedAndTheNextTypeGetsAFreshBackend) {
   Harness h;
   ic::SingleProcessGroup group;
   int made = 0;
-  auto probe = ic::make_allreduce_probe(request("nccl"), group, fakes(2, &made, 1));
+  auto probe = ic::make_allreduce_probe(request(AllreduceBackend::nccl), group, fakes(AllreduceBackend::nccl, 2, &made, 1));
   Report r;
   probe->run(h.ctx, r);  // a hang is data, not a probe failure
   ASSERT_EQ(r.collective->allreduce.size(), 2u);
   const auto& hung = r.collective->allreduce[0];
-  EXPECT_EQ(hung.status, "hung");
+  EXPECT_EQ(hung.status, AllreduceStatus::hung);
   EXPECT_EQ(hung.hung_at_bytes, 128);
-  EXPECT_EQ(r.collective->allreduce[1].status, "complete");
+  EXPECT_EQ(r.collective->allreduce[1].status, AllreduceStatus::complete);
   EXPECT_EQ(made, 2);
   auto findings = interprobe::analysis::derive_findings(r);
   ASSERT_FALSE(findings.empty());
   EXPECT_EQ(findings.front().id, "collective.allreduce_hung");
   EXPECT_EQ(findings.front().severity, interprobe::report::Severity::fail);
   EXPECT_EQ(findings.front().title.rfind("all-reduce hung at 128 bytes", 0), 0u) << findings.front().title;
+  EXPECT_EQ(findings.front().affected, std::vector<std::string>{"nccl default 2 ranks float"});
 }
 
 TEST(CollectiveProbe, RanksWithOtherOptionsFailOnEveryRankInsteadOfHanging) {
   Harness h;
   ic::testing::DisagreeingGroup group("backend=mpi variants=default sizes=8");
   int made = 0;
-  auto probe = ic::make_allreduce_probe(request("mpi"), group, fakes(2, &made));
+  auto probe = ic::make_allreduce_probe(request(AllreduceBackend::mpi), group, fakes(AllreduceBackend::mpi, 2, &made));
   Report r;
   try {
     probe->run(h.ctx, r);
@@ -106,10 +113,10 @@ TEST(CollectiveProbe, VariantsAreNcclOnlyAndOnePerMpiLaunch) {
   Harness h;
   ic::SingleProcessGroup single;
   int made = 0;
-  auto r = request("mpi");
-  r.variants = {"default", "p2p-off"};
+  auto r = request(AllreduceBackend::mpi);
+  r.variants = {AllreduceVariant::default_, AllreduceVariant::p2p_off};
   Report report;
-  EXPECT_THROW(ic::make_allreduce_probe(r, single, fakes(2, &made))->run(h.ctx, report), interprobe::InputError);
+  EXPECT_THROW(ic::make_allreduce_probe(r, single, fakes(AllreduceBackend::mpi, 2, &made))->run(h.ctx, report), interprobe::InputError);
 }
 
 TEST(CollectiveProbe, FurtherNcclVariantsNeedAFreshProcess) {
@@ -118,15 +125,15 @@ TEST(CollectiveProbe, FurtherNcclVariantsNeedAFreshProcess) {
   Harness h;
   ic::SingleProcessGroup group;
   int made = 0;
-  auto r = request("nccl");
+  auto r = request(AllreduceBackend::nccl);
   r.plan.dtypes = {ic::Dtype::float32};
-  r.variants = {"default", "p2p-off"};
+  r.variants = {AllreduceVariant::default_, AllreduceVariant::p2p_off};
   Report report;
-  EXPECT_NO_THROW(ic::make_allreduce_probe(r, group, fakes(2, &made))->run(h.ctx, report));
+  EXPECT_NO_THROW(ic::make_allreduce_probe(r, group, fakes(AllreduceBackend::nccl, 2, &made))->run(h.ctx, report));
   ASSERT_EQ(report.collective->allreduce.size(), 2u);
-  EXPECT_EQ(report.collective->allreduce[0].status, "complete");
-  EXPECT_EQ(report.collective->allreduce[1].variant, "p2p-off");
-  EXPECT_EQ(report.collective->allreduce[1].status, "failed");
+  EXPECT_EQ(report.collective->allreduce[0].status, AllreduceStatus::complete);
+  EXPECT_EQ(report.collective->allreduce[1].variant, AllreduceVariant::p2p_off);
+  EXPECT_EQ(report.collective->allreduce[1].status, AllreduceStatus::failed);
   EXPECT_NE(report.collective->allreduce[1].reason->find("fresh process"), std::string::npos);
 }
 
@@ -140,15 +147,16 @@ TEST(CollectiveProbe, ReplayedRootIsUnsupported) {
 }
 
 TEST(CollectiveProbe, ChildArgumentsCarryThePlan) {
-  auto r = request("nccl");
-  auto args = ic::child_arguments(r, "shm-off");
+  auto r = request(AllreduceBackend::nccl);
+  auto args = ic::child_arguments(r, AllreduceVariant::shm_off);
   auto has = [&](const std::string& key, const std::string& value) {
     for (std::size_t i = 0; i + 1 < args.size(); ++i)
       if (args[i] == key) return args[i + 1] == value;
     return false;
   };
   EXPECT_EQ(args.front(), "allreduce");
-  EXPECT_TRUE(has("--variant", "shm-off"));
+  EXPECT_TRUE(has("--backend", "nccl"));
+  EXPECT_TRUE(has("--variant", "shm-off"));  // the command line's spelling, not the report's
   EXPECT_TRUE(has("--sizes", "8,32,128,512,2048"));
   EXPECT_TRUE(has("--dtype", "float,half"));
   EXPECT_TRUE(has("--iters", "2"));
@@ -161,7 +169,7 @@ TEST(CollectiveReport, JsonRoundTripAndTable) {
   Report r;
   r.tool.version = "test";
   r.host.started_at = "2026-01-01T00:00:00Z";
-  ic::make_allreduce_probe(request("mpi"), group, fakes(2, &made))->run(h.ctx, r);
+  ic::make_allreduce_probe(request(AllreduceBackend::mpi), group, fakes(AllreduceBackend::mpi, 2, &made))->run(h.ctx, r);
   auto& s = r.collective->allreduce[0];
   s.transports = {{"P2P/CUMEM", 24}};
   s.algorithms = {{8, "Ring", "LL", 10}, {32, "Ring", "LL", 10}, {128, "Tree", "LL128", 5}};
@@ -174,11 +182,82 @@ TEST(CollectiveReport, JsonRoundTripAndTable) {
   EXPECT_EQ(back.collective->allreduce[0].algorithms[2].protocol, "LL128");
 
   auto md = interprobe::render::render(back, interprobe::render::Format::markdown, {});
-  EXPECT_NE(md.find("all-reduce: fake default 2 ranks, float"), std::string::npos) << md;
+  EXPECT_NE(md.find("all-reduce: mpi default 2 ranks, float"), std::string::npos) << md;
   EXPECT_NE(md.find("out #wrong"), std::string::npos);
   EXPECT_NE(md.find("latency at 8 B"), std::string::npos);
   EXPECT_NE(md.find("8 .. 32"), std::string::npos);  // equal choices collapse
   EXPECT_NE(md.find("P2P/CUMEM (24 connections)"), std::string::npos);
   auto plain = interprobe::render::render(back, interprobe::render::Format::text, {});
   EXPECT_NE(plain.find("busbw"), std::string::npos);
+}
+
+TEST(CollectiveReport, A1xReportReadsWithKeysUpgraded) {
+  // tests/golden/v1/allreduce-mpi.json: a real 1.x report (count, wrong, wrong_total).
+  const auto r = interprobe::report::read_report_file(std::string(INTERPROBE_SOURCE_DIR) + "/tests/golden/v1/allreduce-mpi.json");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 1u);
+  const auto& s = r.collective->allreduce[0];
+  EXPECT_EQ(s.backend, AllreduceBackend::mpi);
+  EXPECT_EQ(s.variant, AllreduceVariant::default_);
+  EXPECT_EQ(s.dtype, Dtype::float32);
+  EXPECT_EQ(s.status, AllreduceStatus::complete);
+  ASSERT_FALSE(s.points.empty());
+  EXPECT_EQ(s.points[0].bytes, 8);
+  EXPECT_EQ(s.points[0].elements_per_rank, 2);  // the 1.x "count"
+  EXPECT_EQ(s.points[0].wrong_elements, 0);     // the 1.x "wrong"
+  EXPECT_EQ(s.summary.wrong_elements_total, 0);
+  EXPECT_EQ(s.summary.plateau_from_bytes, 65536);
+  auto text = interprobe::render::render(r, interprobe::render::Format::text, {});
+  EXPECT_NE(text.find("all-reduce: mpi default 2 ranks, float"), std::string::npos) << text;
+}
+
+TEST(CollectiveReport, A1xP2pOffVariantAndWrongCountsUpgrade) {
+  Report r;
+  r.tool.version = "test";
+  r.host.started_at = "2026-01-01T00:00:00Z";
+  auto& s = r.collective.emplace().allreduce.emplace_back();
+  s.variant = AllreduceVariant::p2p_off;
+  s.ranks = 2;
+  auto& p = s.points.emplace_back();
+  p.bytes = 8;
+  p.elements_per_rank = 2;
+  p.wrong_elements = 1;
+  s.summary.wrong_elements_total = 1;
+  std::string text = interprobe::report::to_json_text(r, 2);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.0.0\"", "\"schema_version\": \"1.0.0\""},
+                          {"\"p2p_off\"", "\"p2p-off\""},
+                          {"\"elements_per_rank\"", "\"count\""},
+                          {"\"wrong_elements_total\"", "\"wrong_total\""},
+                          {"\"wrong_elements\"", "\"wrong\""}}) {
+    auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  auto back = interprobe::report::parse_report_text(text, "1.x");
+  ASSERT_TRUE(back.collective);
+  const auto& b = back.collective->allreduce.at(0);
+  EXPECT_EQ(b.variant, AllreduceVariant::p2p_off);
+  EXPECT_EQ(b.points.at(0).elements_per_rank, 2);
+  EXPECT_EQ(b.points.at(0).wrong_elements, 1);
+  EXPECT_EQ(b.summary.wrong_elements_total, 1);
+}
+
+TEST(CollectiveRules, OneFindingPerCauseListsEverySweep) {
+  // Two element types hung the same way: one finding, both sweeps in `affected`.
+  Report r;
+  r.collective.emplace();
+  for (Dtype dtype : {Dtype::float32, Dtype::float16}) {
+    auto& s = r.collective->allreduce.emplace_back();
+    s.ranks = 8;
+    s.dtype = dtype;
+    s.status = AllreduceStatus::hung;
+    s.hung_at_bytes = 1 << 20;
+    s.timeout_s = 60;
+  }
+  auto findings = interprobe::analysis::derive_findings(r);
+  ASSERT_EQ(std::count_if(findings.begin(), findings.end(), [](auto& f) { return f.id == "collective.allreduce_hung"; }), 1);
+  const auto& f = findings.front();
+  EXPECT_EQ(f.affected, (std::vector<std::string>{"nccl default 8 ranks float", "nccl default 8 ranks half"}));
+  EXPECT_EQ(std::get<interprobe::report::ValueList>(f.evidence.at("hung_at_bytes")).size(), 2u);
+  EXPECT_NE(f.title.find("2 sweeps"), std::string::npos) << f.title;
 }

@@ -36,15 +36,15 @@ TEST(AllreduceSweep, CorrectBackendHasNoWrongResultsAndTheBusbwFormulaHolds) {
     ic::run_allreduce_sweep(backend, small_plan(), dtype, sweep);
     ASSERT_EQ(sweep.points.size(), 2u * 10u) << ic::to_string(dtype);  // 8 B .. 4 KiB, both placements
     for (const auto& p : sweep.points) {
-      EXPECT_EQ(p.wrong, 0) << p.bytes;
-      EXPECT_EQ(p.count * static_cast<std::int64_t>(ic::element_bytes(dtype)), p.bytes);
+      EXPECT_EQ(p.wrong_elements, 0) << p.bytes;
+      EXPECT_EQ(p.elements_per_rank * static_cast<std::int64_t>(ic::element_bytes(dtype)), p.bytes);
       EXPECT_NEAR(p.busbw_gbps, p.algbw_gbps * 2.0 * 3 / 4, 1e-12);
       EXPECT_NEAR(p.algbw_gbps, p.bytes / (p.time_us * 1e3), 1e-9);
       EXPECT_LE(p.min_us, p.time_us);
       EXPECT_GE(p.max_us, p.time_us);
-      EXPECT_EQ(p.dtype, ic::to_string(dtype));
+      EXPECT_EQ(p.dtype, dtype);
     }
-    EXPECT_EQ(sweep.summary.wrong_total, 0);
+    EXPECT_EQ(sweep.summary.wrong_elements_total, 0);
     EXPECT_EQ(sweep.summary.latency_bytes, 8);
   }
 }
@@ -68,8 +68,8 @@ TEST(AllreduceSweep, ResultCheckCatchesOneCorruptedElement) {
   backend.corrupt_at_bytes = 1024;
   interprobe::report::AllreduceSweep sweep;
   ic::run_allreduce_sweep(backend, small_plan(), Dtype::float32, sweep);
-  for (const auto& p : sweep.points) EXPECT_EQ(p.wrong, p.bytes == 1024 ? 1 : 0) << p.bytes << " in_place=" << p.in_place;
-  EXPECT_EQ(sweep.summary.wrong_total, 2);
+  for (const auto& p : sweep.points) EXPECT_EQ(p.wrong_elements, p.bytes == 1024 ? 1 : 0) << p.bytes << " in_place=" << p.in_place;
+  EXPECT_EQ(sweep.summary.wrong_elements_total, 2);
 }
 
 TEST(AllreduceSweep, CorruptionOnlyInPlaceIsReportedOnlyThere) {
@@ -80,8 +80,8 @@ TEST(AllreduceSweep, CorruptionOnlyInPlaceIsReportedOnlyThere) {
   interprobe::report::AllreduceSweep sweep;
   ic::run_allreduce_sweep(backend, small_plan(), Dtype::bfloat16, sweep);
   ASSERT_NE(point_at(sweep, 64, true), nullptr);
-  EXPECT_EQ(point_at(sweep, 64, true)->wrong, 1);
-  EXPECT_EQ(point_at(sweep, 64, false)->wrong, 0);
+  EXPECT_EQ(point_at(sweep, 64, true)->wrong_elements, 1);
+  EXPECT_EQ(point_at(sweep, 64, false)->wrong_elements, 0);
 }
 
 TEST(AllreduceSweep, ABackendThatDoesNothingFailsEveryElement) {
@@ -93,7 +93,7 @@ TEST(AllreduceSweep, ABackendThatDoesNothingFailsEveryElement) {
   auto plan = small_plan();
   plan.in_place = false;
   ic::run_allreduce_sweep(backend, plan, Dtype::float16, sweep);
-  for (const auto& p : sweep.points) EXPECT_EQ(p.wrong, 2 * p.count) << p.bytes;  // every element of both ranks
+  for (const auto& p : sweep.points) EXPECT_EQ(p.wrong_elements, 2 * p.elements_per_rank) << p.bytes;  // every element of both ranks
 }
 
 TEST(AllreduceSweep, WrongResultsBecomeAFailFinding) {
@@ -103,7 +103,7 @@ TEST(AllreduceSweep, WrongResultsBecomeAFailFinding) {
   interprobe::report::Report report;
   report.collective.emplace();
   auto& sweep = report.collective->allreduce.emplace_back();
-  sweep.backend = "fake";
+  sweep.backend = interprobe::report::AllreduceBackend::nccl;
   sweep.ranks = 2;
   ic::run_allreduce_sweep(backend, small_plan(), Dtype::float32, sweep);
   auto findings = interprobe::analysis::derive_findings(report);
@@ -155,7 +155,7 @@ TEST(AllreduceSummary, LatencyPlateauAndHalfPlateau) {
     points.push_back(p);
     p.in_place = true;
     p.busbw_gbps = 1000;  // in-place points do not enter the summary
-    p.wrong = 3;
+    p.wrong_elements = 3;
     points.push_back(p);
   }
   auto s = ic::summarize_sweep(points);
@@ -165,7 +165,7 @@ TEST(AllreduceSummary, LatencyPlateauAndHalfPlateau) {
   EXPECT_DOUBLE_EQ(*s.plateau_busbw_gbps, 19.5);  // median of 19, 20, 19.5
   EXPECT_EQ(s.plateau_from_bytes, 1 << 20);
   EXPECT_EQ(s.half_plateau_bytes, 65536);  // first size reaching 9.75 GB/s
-  EXPECT_EQ(s.wrong_total, 18);
+  EXPECT_EQ(s.wrong_elements_total, 18);
 }
 
 TEST(AllreduceSummary, OneRankHasNoPlateau) {

@@ -22,7 +22,9 @@ class FakeBackend final : public CollectiveBackend {
   int allreduce_calls = 0;
   bool aborted = false;
 
-  std::string name() const override { return "fake"; }
+  // The backend this double stands in for: the report knows only nccl and mpi.
+  report::AllreduceBackend imitates = report::AllreduceBackend::nccl;
+  report::AllreduceBackend kind() const override { return imitates; }
   int ranks() const override { return static_cast<int>(buffers_.size()); }
   int rank() const override { return 0; }
   int local_ranks() const override { return ranks(); }

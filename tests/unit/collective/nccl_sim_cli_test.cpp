@@ -41,12 +41,12 @@ TEST(NcclSimulated, FourGpusInOneProcessSumCorrectlyInTheModelsTime) {
   EXPECT_TRUE(r.tool.libraries.at("nccl").simulated);
   EXPECT_TRUE(r.tool.libraries.at("cuda").simulated);
   for (const auto& s : r.collective->allreduce) {
-    EXPECT_EQ(s.status, "complete") << s.reason.value_or("");
+    EXPECT_EQ(s.status, interprobe::report::AllreduceStatus::complete) << s.reason.value_or("");
     EXPECT_EQ(s.ranks, 4);
     EXPECT_EQ(s.devices.size(), 4u);
     ASSERT_EQ(s.points.size(), 4u);  // 2 sizes x out-of-place, in-place
     for (const auto& pt : s.points) {
-      EXPECT_EQ(pt.wrong, 0) << s.dtype << " " << pt.bytes;
+      EXPECT_EQ(pt.wrong_elements, 0) << to_string(s.dtype) << " " << pt.bytes;
       // The simulated ring: 40 us + 2(n-1)/n x bytes / 50 GB/s, at least.
       double model_us = 40 + 1.5 * static_cast<double>(pt.bytes) / 50e3;
       EXPECT_GE(pt.time_us, 0.95 * model_us) << pt.bytes;
@@ -63,8 +63,9 @@ TEST(NcclSimulated, TheP2pOffVariantShowsTheSharedMemoryTransport) {
   ASSERT_TRUE(r.collective);
   ASSERT_EQ(r.collective->allreduce.size(), 2u);
   for (const auto& s : r.collective->allreduce) {
-    ASSERT_EQ(s.transports.size(), 1u) << s.variant;
-    EXPECT_EQ(s.transports[0].transport, s.variant == "p2p-off" ? "SHM/direct/direct" : "P2P/CUMEM") << s.variant;
+    ASSERT_EQ(s.transports.size(), 1u) << to_string(s.variant);
+    EXPECT_EQ(s.transports[0].transport, s.variant == interprobe::report::AllreduceVariant::p2p_off ? "SHM/direct/direct" : "P2P/CUMEM")
+        << to_string(s.variant);
   }
 }
 
@@ -74,7 +75,7 @@ TEST(NcclSimulated, AHungAllReduceIsAbortedByTheWatchdog) {
   ASSERT_TRUE(r.collective) << p.err;
   ASSERT_EQ(r.collective->allreduce.size(), 1u);
   const auto& s = r.collective->allreduce[0];
-  EXPECT_EQ(s.status, "hung");
+  EXPECT_EQ(s.status, interprobe::report::AllreduceStatus::hung);
   EXPECT_EQ(s.hung_at_bytes, 4096);
   EXPECT_NE(s.reason.value_or("").find("ncclCommAbort"), std::string::npos);
 }

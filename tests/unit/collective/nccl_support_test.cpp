@@ -55,11 +55,17 @@ TEST(NcclLog, ParsingIsCumulative) {
 }
 
 TEST(NcclVariants, NamesAndTheirEnvironment) {
-  EXPECT_TRUE(ic::variant_environment("default").empty());
-  EXPECT_EQ(ic::variant_environment("p2p-off").at("NCCL_P2P_DISABLE"), "1");
-  EXPECT_EQ(ic::variant_environment("shm-off").at("NCCL_SHM_DISABLE"), "1");
-  EXPECT_THROW(ic::variant_environment("nvls-off"), interprobe::InputError);
-  EXPECT_EQ(ic::parse_variant_list("default, P2P-OFF,default"), (std::vector<std::string>{"default", "p2p-off"}));
+  using interprobe::report::AllreduceVariant;
+  EXPECT_TRUE(ic::variant_environment(AllreduceVariant::default_).empty());
+  EXPECT_EQ(ic::variant_environment(AllreduceVariant::p2p_off).at("NCCL_P2P_DISABLE"), "1");
+  EXPECT_EQ(ic::variant_environment(AllreduceVariant::shm_off).at("NCCL_SHM_DISABLE"), "1");
+  EXPECT_THROW(ic::parse_variant_list("nvls-off"), interprobe::InputError);
+  // The command line keeps its spelling; the report writes p2p_off, which the command line refuses.
+  EXPECT_EQ(ic::parse_variant_list("default, P2P-OFF,default"),
+            (std::vector<AllreduceVariant>{AllreduceVariant::default_, AllreduceVariant::p2p_off}));
+  EXPECT_THROW(ic::parse_variant_list("p2p_off"), interprobe::InputError);
+  EXPECT_STREQ(ic::cli_name(AllreduceVariant::shm_off), "shm-off");
+  EXPECT_STREQ(interprobe::report::to_string(AllreduceVariant::shm_off), "shm_off");
 }
 
 TEST(NcclVariants, ScopedEnvironmentRestores) {

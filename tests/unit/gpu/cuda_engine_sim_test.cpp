@@ -23,7 +23,7 @@ TEST(CudaEngineSimulated, AHungPeerCopyFailsTheBatchAfterTheTimeout) {
   HostRoot root;
   CudaPaths paths = make_cuda_paths(plan, NumaPlacement::detect(), root);
   auto it = std::find_if(paths.engines.begin(), paths.engines.end(),
-                         [](const auto& e) { return e->describe().kind == "p2p_write_ce"; });
+                         [](const auto& e) { return e->describe().kind == interprobe::report::CopyKind::p2p_write_ce; });
   ASSERT_NE(it, paths.engines.end());
   CopyEngine& engine = **it;
   engine.reserve(1 << 16);
@@ -39,7 +39,7 @@ TEST(CudaEngineSimulated, AHungPeerCopyFailsTheBatchAfterTheTimeout) {
   engine.release();
   // The host-to-device path of the same machine is not affected.
   auto h2d = std::find_if(paths.engines.begin(), paths.engines.end(),
-                          [](const auto& e) { return e->describe().kind == "h2d"; });
+                          [](const auto& e) { return e->describe().kind == interprobe::report::CopyKind::h2d; });
   ASSERT_NE(h2d, paths.engines.end());
   (*h2d)->reserve(1 << 16);
   (*h2d)->prepare(1 << 16);
