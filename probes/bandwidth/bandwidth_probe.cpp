@@ -15,6 +15,7 @@
 #include "common/host_root.hpp"
 #include "common/progress.hpp"
 #include "common/units.hpp"
+#include "report/model/page_backing.hpp"
 
 namespace interprobe {
 
@@ -49,6 +50,7 @@ void validate_request(const BandwidthRequest& r) {
     throw InputError(fmt::format("--target-cv {}: give a fraction above 0 and below 1, e.g. 0.01 for 1%", r.sweep.target_cv));
   if (r.host_threads > 1024) throw InputError(fmt::format("--threads {}: give 1 to 1024", r.host_threads));
   if (r.sweep.sizes.empty()) throw InputError("--sizes: give at least one size");
+  if (r.sweep.passes < 1 || r.sweep.passes > 16) throw InputError(fmt::format("--passes {}: give 1 to 16", r.sweep.passes));
 }
 
 namespace {
@@ -64,6 +66,9 @@ class BandwidthProbe final : public Probe {
     report.bandwidth = report::BandwidthSection{};
     report.bandwidth->plan = request_.plan;
     report.bandwidth->target_cv = request_.sweep.target_cv;
+    report.bandwidth->passes = request_.sweep.passes;
+    if (auto enabled = ctx.root.read_text("/sys/kernel/mm/transparent_hugepage/enabled"))
+      thp_mode_ = report.bandwidth->thp_mode = thp_mode_from(*enabled);
     numa_ = NumaPlacement::detect();
     for (const auto& engine : request_.engines) {
       report.bandwidth->engines.push_back({engine, "ok", std::nullopt, {}});
@@ -119,6 +124,7 @@ class BandwidthProbe final : public Probe {
       s.locked = locked;
       s.chunk_bytes = request_.staged_chunk_bytes;
       s.max_bytes = limit;
+      s.pages = request_.host_pages;
       if (locked && lock_limit) s.max_bytes = std::min<std::uint64_t>(s.max_bytes, *lock_limit / 2);
       specs.push_back(s);
     };
@@ -186,14 +192,16 @@ class BandwidthProbe final : public Probe {
       sweeps[at].status = status;
       sweeps[at].reason = std::move(reason);
       sweeps[at].fit = fit_sweep(sweeps[at]);
+      sweeps[at].buffers = engine.buffers();
+      note_page_backing(sweeps[at]);
       engine.release();
     };
     try {
-      run_sweep(engine, options, [&](const report::BandwidthPoint& p) {
-        sweeps[at].points.push_back(p);
-        ctx.progress.update(fmt::format("{}: {} ({}/{}) {} GB/s", label, format_size_label(static_cast<std::uint64_t>(p.bytes)),
-                                        sweeps[at].points.size(), options.sizes.size(), format_gbps(p.gbps)));
-      });
+      run_sweep(
+          engine, options, [&](const report::BandwidthPoint& p) { sweeps[at].points.push_back(p); },
+          [&](std::uint64_t bytes, std::size_t done, std::size_t total) {
+            ctx.progress.update(fmt::format("{}: {} ({}/{})", label, format_size_label(bytes), done, total));
+          });
       finish("complete", std::nullopt);
     } catch (const InterruptedError&) {
       finish("interrupted", "interrupted: the finished sizes are kept");
@@ -207,8 +215,24 @@ class BandwidthProbe final : public Probe {
     }
   }
 
+  // What the kernel gave the buffers, when it is not one backing or not what was asked for.
+  void note_page_backing(report::BandwidthSweep& s) const {
+    if (auto mixed = report::mixed_page_backing(s))
+      s.notes.push_back(fmt::format("buffers got mixed page backing ({}): sizes ran with different TLB costs; "
+                                    "--pages 4k or 2m asks for one backing",
+                                    *mixed));
+    if (s.pages != "2m") return;
+    for (const auto& b : s.buffers) {
+      auto f = report::huge_page_fraction(b);
+      if (f && *f < 0.9)
+        s.notes.push_back(fmt::format("asked for 2 MiB pages; the kernel backed {} with {:.0f}% (transparent huge pages: {})",
+                                      b.role, 100 * *f, thp_mode_.value_or("unknown")));
+    }
+  }
+
   BandwidthRequest request_;
   std::shared_ptr<const NumaPlacement> numa_;
+  std::optional<std::string> thp_mode_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // prepare a size, times batches of copies through it, and has it verify the data once.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "report/model/bandwidth.hpp"
 
@@ -35,6 +36,10 @@ class CopyEngine {
   virtual bool verify() = 0;
   // Frees buffers; the engine may be prepared again afterwards.
   virtual void release() {}
+  // CPUs the copy threads ran on since the last prepare() (sched_getcpu); empty when unknown.
+  virtual std::vector<int> copy_cpus() const { return {}; }
+  // Host buffers of the path and the pages backing them now; empty for engines that do not say.
+  virtual std::vector<report::BandwidthBuffer> buffers() const { return {}; }
 };
 
 }  // namespace interprobe

@@ -6,6 +6,7 @@
 
 #include "common/units.hpp"
 #include "report/analysis/findings.hpp"
+#include "report/model/page_backing.hpp"
 
 namespace interprobe::analysis {
 
@@ -133,6 +134,27 @@ void noisy(const report::BandwidthSection& b, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+// Host buffers that got huge pages for some ranges and not others: rates of one sweep (or of
+// two runs) then differ by the page walk, not by the copy path.
+void mixed_backing(const report::BandwidthSection& b, std::vector<Finding>& out) {
+  for (const auto& s : b.sweeps) {
+    auto mixed = report::mixed_page_backing(s);
+    if (!mixed) continue;
+    Finding f;
+    f.id = "bandwidth.mixed_page_backing";
+    f.severity = Severity::info;
+    f.title = fmt::format("{}: buffers got mixed page backing ({})", path_of(s), *mixed);
+    f.evidence = {{"kind", s.kind}, {"src", s.src}, {"dst", s.dst},
+                  {"pages", s.pages ? Value(*s.pages) : Value(nullptr)},
+                  {"thp_mode", b.thp_mode ? Value(*b.thp_mode) : Value(nullptr)}};
+    for (const auto& buffer : s.buffers)
+      if (auto fraction = report::huge_page_fraction(buffer)) f.evidence.push_back({buffer.role + "_huge_page_fraction", *fraction});
+    f.remedy = "rerun with `--pages 4k` or `--pages 2m` for one backing; inside a VM 2 MiB pages can double a large copy, "
+               "so compare runs with the same backing";
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void rule_bandwidth(const report::Report& r, std::vector<Finding>& out) {
@@ -142,6 +164,7 @@ void rule_bandwidth(const report::Report& r, std::vector<Finding>& out) {
   below_expected(*r.bandwidth, out);
   engines_and_sweeps(*r.bandwidth, out);
   noisy(*r.bandwidth, out);
+  mixed_backing(*r.bandwidth, out);
 }
 
 }  // namespace interprobe::analysis

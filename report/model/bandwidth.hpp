@@ -19,6 +19,17 @@ struct BandwidthPoint {
   double gbps = 0;  // bytes x directions / median time, 1e9 bytes/s
   std::optional<bool> verified;  // data compared after the copy; null when not checked
   std::optional<std::string> stop_reason;  // "target_cv", "budget", "max_samples", "interrupted"
+  // 95% interval of the median time per copy (order statistics of the samples, distribution-
+  // free); null below 6 samples, where no pair of ranks reaches 95%.
+  std::optional<double> median_ci_low_us, median_ci_high_us;
+  std::vector<std::int64_t> copy_cpus;  // CPUs the copy threads were seen on (sched_getcpu)
+};
+
+// A host buffer of a sweep and the pages the kernel backed it with (/proc/self/smaps).
+struct BandwidthBuffer {
+  std::string role;  // src | dst | bounce
+  std::int64_t bytes = 0;
+  std::optional<std::int64_t> huge_page_bytes;  // AnonHugePages of its mapping; null when unreadable
 };
 
 struct BandwidthFit {
@@ -43,6 +54,8 @@ struct BandwidthSweep {
   std::optional<BandwidthFit> fit;
   std::optional<double> expected_gbps;  // slowest link on the path, when topology is known
   std::optional<std::string> expected_basis;
+  std::optional<std::string> pages;      // host buffers: page policy asked for (auto | 4k | 2m)
+  std::vector<BandwidthBuffer> buffers;  // host buffers with their backing, after the sweep
 };
 
 // What one engine could do on this machine: "unsupported" carries the reason.
@@ -69,6 +82,8 @@ struct BandwidthSection {
   std::vector<BandwidthEngineStatus> engines;
   std::vector<BandwidthSweep> sweeps;
   std::vector<P2pPairTruth> p2p_pairs;
+  std::int64_t passes = 1;  // passes over the sizes (shuffled order), samples pooled per size
+  std::optional<std::string> thp_mode;  // transparent huge pages: always | madvise | never
 };
 
 }  // namespace interprobe::report

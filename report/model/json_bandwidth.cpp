@@ -11,6 +11,9 @@ json encode_point(const BandwidthPoint& p) {
             {"max_us", p.max_us},       {"cv", p.cv},           {"gbps", p.gbps}};
   put(j, "verified", p.verified);
   put(j, "stop_reason", p.stop_reason);
+  put(j, "median_ci_low_us", p.median_ci_low_us);
+  put(j, "median_ci_high_us", p.median_ci_high_us);
+  j["copy_cpus"] = p.copy_cpus;
   return j;
 }
 
@@ -27,6 +30,9 @@ BandwidthPoint decode_point(const In& in) {
   p.gbps = in.req<double>("gbps");
   p.verified = in.opt<bool>("verified");
   p.stop_reason = in.opt<std::string>("stop_reason");
+  p.median_ci_low_us = in.opt<double>("median_ci_low_us");
+  p.median_ci_high_us = in.opt<double>("median_ci_high_us");
+  p.copy_cpus = in.opt<std::vector<std::int64_t>>("copy_cpus").value_or(std::vector<std::int64_t>{});
   return p;
 }
 
@@ -59,6 +65,14 @@ json encode_sweep(const BandwidthSweep& s) {
   else j["fit"] = nullptr;
   put(j, "expected_gbps", s.expected_gbps);
   put(j, "expected_basis", s.expected_basis);
+  put(j, "pages", s.pages);
+  json buffers = json::array();
+  for (const auto& b : s.buffers) {
+    json jb = {{"role", b.role}, {"bytes", b.bytes}};
+    put(jb, "huge_page_bytes", b.huge_page_bytes);
+    buffers.push_back(jb);
+  }
+  j["buffers"] = buffers;
   return j;
 }
 
@@ -78,6 +92,9 @@ BandwidthSweep decode_sweep(const In& in) {
   if (auto f = in.opt_child("fit")) s.fit = decode_fit(*f);
   s.expected_gbps = in.opt<double>("expected_gbps");
   s.expected_basis = in.opt<std::string>("expected_basis");
+  s.pages = in.opt<std::string>("pages");
+  for (const auto& b : in.opt_array("buffers"))
+    s.buffers.push_back({b.req<std::string>("role"), b.req<std::int64_t>("bytes"), b.opt<std::int64_t>("huge_page_bytes")});
   return s;
 }
 
@@ -123,7 +140,8 @@ P2pPairTruth decode_pair(const In& in) {
 }  // namespace
 
 json encode_bandwidth(const BandwidthSection& s) {
-  json j = {{"plan", s.plan}, {"target_cv", s.target_cv}};
+  json j = {{"plan", s.plan}, {"target_cv", s.target_cv}, {"passes", s.passes}};
+  put(j, "thp_mode", s.thp_mode);
   json engines = json::array();
   for (const auto& e : s.engines) engines.push_back(encode_engine(e));
   j["engines"] = engines;
@@ -140,6 +158,8 @@ BandwidthSection decode_bandwidth(const In& in) {
   BandwidthSection s;
   s.plan = in.req<std::string>("plan");
   s.target_cv = in.req<double>("target_cv");
+  s.passes = in.opt<std::int64_t>("passes").value_or(1);
+  s.thp_mode = in.opt<std::string>("thp_mode");
   for (const auto& e : in.opt_array("engines")) s.engines.push_back(decode_engine(e));
   for (const auto& sw : in.array("sweeps")) s.sweeps.push_back(decode_sweep(sw));
   for (const auto& p : in.opt_array("p2p_pairs")) s.p2p_pairs.push_back(decode_pair(p));
