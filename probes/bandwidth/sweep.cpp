@@ -74,7 +74,8 @@ struct SizeState {
   std::uint64_t batch = 0;  // copies per sample, calibrated on the first visit
   double sampling_s = 0;    // time spent sampling, all visits
   bool verified = true;
-  int visits = 0;
+  int visits = 0;            // started
+  int finished_visits = 0;
   std::set<int> cpus;
   std::optional<StopReason> stop;
 };
@@ -105,9 +106,10 @@ void visit_size(CopyEngine& engine, const SweepOptions& o, int pass, SizeState& 
     state.stop = should_stop(summarize(state.per_copy_us), share, state.sampling_s);
   } while (!state.stop);
   for (int cpu : engine.copy_cpus()) state.cpus.insert(cpu);
+  ++state.finished_visits;
 }
 
-report::BandwidthPoint to_point(const SizeState& state, std::int64_t directions) {
+report::BandwidthPoint to_point(const SizeState& state, std::int64_t directions, int passes) {
   SampleStats stats = summarize(state.per_copy_us);
   report::BandwidthPoint point;
   point.bytes = static_cast<std::int64_t>(state.bytes);
@@ -127,7 +129,8 @@ report::BandwidthPoint to_point(const SizeState& state, std::int64_t directions)
     point.median_ci_high_us = interval->high;
   }
   point.copy_cpus.assign(state.cpus.begin(), state.cpus.end());
-  if (state.stop) point.stop_reason = to_string(*state.stop);
+  if (state.finished_visits < passes) point.stop_reason = "interrupted";
+  else if (state.stop) point.stop_reason = to_string(*state.stop);
   return point;
 }
 
@@ -137,8 +140,9 @@ report::BandwidthPoint measure_size(CopyEngine& engine, std::uint64_t bytes, con
                                     std::int64_t directions) {
   SizeState state;
   state.bytes = bytes;
-  for (int pass = 0; pass < std::max(1, o.passes); ++pass) visit_size(engine, o, pass, state);
-  return to_point(state, directions);
+  int passes = std::max(1, o.passes);
+  for (int pass = 0; pass < passes; ++pass) visit_size(engine, o, pass, state);
+  return to_point(state, directions, passes);
 }
 
 void run_sweep(CopyEngine& engine, const SweepOptions& o, const PointSink& on_point, const VisitSink& on_visit) {
@@ -149,12 +153,14 @@ void run_sweep(CopyEngine& engine, const SweepOptions& o, const PointSink& on_po
   std::vector<SizeState> states(o.sizes.size());
   for (std::size_t i = 0; i < states.size(); ++i) states[i].bytes = o.sizes[i];
   auto order = visit_order(o.sizes.size(), passes, o.order_seed);
+  // After Ctrl-C a size that finished some of its passes is kept, marked "interrupted" (its
+  // samples are real, only fewer); one interrupted in its first pass is dropped.
   auto emit_finished = [&] {
     std::vector<const SizeState*> done;
     for (const auto& s : states)
-      if (s.visits == passes) done.push_back(&s);
+      if (s.finished_visits > 0) done.push_back(&s);
     std::stable_sort(done.begin(), done.end(), [](const auto* a, const auto* b) { return a->bytes < b->bytes; });
-    for (const auto* s : done) on_point(to_point(*s, directions));
+    for (const auto* s : done) on_point(to_point(*s, directions, passes));
   };
   try {
     for (std::size_t v = 0; v < order.size(); ++v) {

@@ -46,8 +46,8 @@ std::optional<StopReason> should_stop(const SampleStats& stats, const SweepOptio
 report::BandwidthPoint measure_size(CopyEngine& engine, std::uint64_t bytes, const SweepOptions& options,
                                     std::int64_t directions);
 
-// Receives the finished points in ascending size order once the sweep ends (or is interrupted:
-// then only the sizes whose last pass had finished).
+// Receives the points in ascending size order once the sweep ends; after Ctrl-C, the sizes
+// with at least one finished pass (stop_reason "interrupted" when passes are missing).
 using PointSink = std::function<void(const report::BandwidthPoint&)>;
 // Called after each visit of a size (for progress lines): visits done, of how many.
 using VisitSink = std::function<void(std::uint64_t bytes, std::size_t done, std::size_t total)>;

@@ -41,7 +41,9 @@ TEST(BwCli, BadInputExitsTwoNamingTheOption) {
   } cases[] = {{{"--min", "0"}, "--min"},       {{"--min", "1M", "--max", "4K"}, "--max"},
                {{"--max", "2X"}, "--max"},      {{"--engine", "rdma"}, "--engine"},
                {{"--sizes", "4,1Y"}, "--sizes"}, {{"--factor", "0.5"}, "--factor"},
-               {{"--target-cv", "abc"}, "--target-cv"}, {{"--threads", "0"}, "--threads"}};
+               {{"--target-cv", "abc"}, "--target-cv"}, {{"--threads", "0"}, "--threads"},
+               {{"--pages", "1g"}, "--pages"},  {{"--passes", "0"}, "--passes"},
+               {{"--passes", "17"}, "--passes"}, {{"--memory", "pinned"}, "--memory"}};
   for (const auto& c : cases) {
     std::vector<std::string> args = {"bw", "--engine", "host"};
     args.insert(args.end(), c.args.begin(), c.args.end());
