@@ -138,10 +138,36 @@ class BandwidthProbe final : public Probe {
         add("staged", local, remote, 2, false);
       }
     auto cache = std::make_shared<HostBufferCache>(numa_);
+    auto load_before = load_average(ctx.root);
     for (const auto& spec : specs) {
       auto engine = make_host_engine(spec, numa_, cache);
       run_one(ctx, report, *engine, std::nullopt);
     }
+    note_busy_machine(engine_status(report, index), load_before, load_average(ctx.root), numa_->cpus_near(std::nullopt));
+  }
+
+  // The 1-minute load average (/proc/loadavg), nullopt when unreadable.
+  static std::optional<double> load_average(const HostRoot& root) {
+    auto text = root.read_text("/proc/loadavg");
+    if (!text) return std::nullopt;
+    try {
+      return std::stod(*text);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+
+  // Other processes on the CPUs make host copies slower and their medians differ from run to
+  // run; the report says so instead of presenting the machine's noise as the copy path's.
+  static void note_busy_machine(report::BandwidthEngineStatus& status, std::optional<double> before,
+                                std::optional<double> after, unsigned cpus) {
+    if (!before || !after || cpus == 0) return;
+    // This process counts about one (two with 2 copy threads); above ~1 more per two CPUs others compete.
+    double busiest = std::max(*before, *after);
+    if (busiest < 1.0 + 0.5 * cpus) return;
+    status.notes.push_back(fmt::format("busy machine: load average {:.1f} -> {:.1f} on {} CPUs during the host sweeps; "
+                                       "other processes shared the CPUs and memory, so rates differ more between runs",
+                                       *before, *after, cpus));
   }
 
   void run_cuda(const ProbeContext& ctx, report::Report& report, std::size_t index) {
