@@ -100,7 +100,7 @@ TEST(BwCli, CtrlCKeepsTheFinishedSizes) {
   pid_t pid = ::fork();
   if (pid == 0) {
     std::string binary = INTERPROBE_BINARY, out = file.string();
-    std::vector<std::string> args = {binary, "bw", "--engine", "host", "--min", "4K", "--max", "512M",
+    std::vector<std::string> args = {binary, "bw", "--engine", "host", "--min", "4K", "--max", "64M",
                                      "--budget", "0.3", "-o", out, "-q"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -122,7 +122,7 @@ TEST(BwCli, CtrlCKeepsTheFinishedSizes) {
   EXPECT_EQ(last.status, "interrupted");
   std::size_t finished = 0;
   for (const auto& s : r.bandwidth->sweeps) finished += s.points.size();
-  EXPECT_GT(finished, 0u);  // 2.5 s is enough for the first sizes
+  EXPECT_GT(finished, 0u);  // 2.5 s is enough for the first pass of some sizes (64 MiB buffers fault in quickly)
   for (const auto& s : r.bandwidth->sweeps)
     for (const auto& pt : s.points) EXPECT_GE(pt.samples, 2);  // only finished sizes are kept
   expect_schema_valid(file);
