@@ -21,6 +21,8 @@ struct BwOptions {
   std::optional<std::string> min, max, sizes, target_cv;
   std::optional<double> factor, budget_s;
   std::optional<unsigned> threads;
+  std::optional<std::string> pages, memory;
+  std::optional<int> passes;
 };
 
 // "1%" or "0.01" -> 0.01.
@@ -61,6 +63,13 @@ BandwidthRequest build_request(const BwOptions& o) {
     if (*o.threads < 1) throw InputError("--threads: give at least 1");
     r.host_threads = *o.threads;
   }
+  if (o.pages) r.host_pages = parse_page_policy(*o.pages);
+  if (o.passes) r.sweep.passes = *o.passes;
+  if (o.memory) {
+    if (*o.memory == "pageable") r.host_locked = false;
+    else if (*o.memory == "all") r.host_locked = true;
+    else throw InputError(fmt::format("--memory '{}': use pageable (skip the locked host sweep) or all", *o.memory));
+  }
   validate_request(r);
   return r;
 }
@@ -84,6 +93,11 @@ Command add_bw_command(CLI::App& app, GlobalOptions& options) {
   c.app->add_option("--budget", o->budget_s, "Seconds per size once the minimum samples are taken (default 0.25)")
       ->check(finite_number());
   c.app->add_option("--threads", o->threads, "Host copy threads (default: CPUs of the NUMA node, at most 8)");
+  c.app->add_option("--pages", o->pages,
+                    "Host buffer pages: auto (the kernel's default), 4k (MADV_NOHUGEPAGE) or 2m (MADV_HUGEPAGE); the "
+                    "report records what was granted");
+  c.app->add_option("--passes", o->passes, "Passes over the sizes in a shuffled order, samples pooled (default 2)");
+  c.app->add_option("--memory", o->memory, "Host buffers: all (pageable and locked, default) or pageable");
   c.execute = [&options, o]() {
     std::vector<std::unique_ptr<Probe>> probes;
     probes.push_back(make_bandwidth_probe(build_request(*o)));

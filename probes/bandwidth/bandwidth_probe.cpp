@@ -15,6 +15,7 @@
 #include "common/host_root.hpp"
 #include "common/progress.hpp"
 #include "common/units.hpp"
+#include "report/model/page_backing.hpp"
 
 namespace interprobe {
 
@@ -47,6 +48,7 @@ void validate_request(const BandwidthRequest& r) {
     throw InputError(fmt::format("--target-cv {}: give a fraction above 0 and below 1, e.g. 0.01 for 1%", r.sweep.target_cv));
   if (r.host_threads > 1024) throw InputError(fmt::format("--threads {}: give 1 to 1024", r.host_threads));
   if (r.sweep.sizes.empty()) throw InputError("--sizes: give at least one size");
+  if (r.sweep.passes < 1 || r.sweep.passes > 16) throw InputError(fmt::format("--passes {}: give 1 to 16", r.sweep.passes));
 }
 
 namespace {
@@ -62,6 +64,9 @@ class BandwidthProbe final : public Probe {
     report.bandwidth = report::BandwidthSection{};
     report.bandwidth->plan = request_.plan;
     report.bandwidth->target_cv_fraction = request_.sweep.target_cv;
+    report.bandwidth->passes = request_.sweep.passes;
+    if (auto enabled = ctx.root.read_text("/sys/kernel/mm/transparent_hugepage/enabled"))
+      thp_mode_ = report.bandwidth->thp_mode = thp_mode_from(*enabled);
     numa_ = NumaPlacement::detect();
     using report::EngineStatus;
     for (const auto engine : request_.engines) {
@@ -118,6 +123,7 @@ class BandwidthProbe final : public Probe {
       s.locked = locked;
       s.chunk_bytes = request_.staged_chunk_bytes;
       s.max_bytes = limit;
+      s.pages = request_.host_pages;
       if (locked && lock_limit) s.max_bytes = std::min<std::uint64_t>(s.max_bytes, *lock_limit / 2);
       specs.push_back(s);
     };
@@ -131,10 +137,36 @@ class BandwidthProbe final : public Probe {
         add("staged", local, remote, 2, false);
       }
     auto cache = std::make_shared<HostBufferCache>(numa_);
+    auto load_before = load_average(ctx.root);
     for (const auto& spec : specs) {
       auto engine = make_host_engine(spec, numa_, cache);
       run_one(ctx, report, *engine, std::nullopt);
     }
+    note_busy_machine(engine_status(report, index), load_before, load_average(ctx.root), numa_->cpus_near(std::nullopt));
+  }
+
+  // The 1-minute load average (/proc/loadavg), nullopt when unreadable.
+  static std::optional<double> load_average(const HostRoot& root) {
+    auto text = root.read_text("/proc/loadavg");
+    if (!text) return std::nullopt;
+    try {
+      return std::stod(*text);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+
+  // Other processes on the CPUs make host copies slower and their medians differ from run to
+  // run; the report says so instead of presenting the machine's noise as the copy path's.
+  static void note_busy_machine(report::BandwidthEngineStatus& status, std::optional<double> before,
+                                std::optional<double> after, unsigned cpus) {
+    if (!before || !after || cpus == 0) return;
+    // This process counts about one (two with 2 copy threads); above ~1 more per two CPUs others compete.
+    double busiest = std::max(*before, *after);
+    if (busiest < 1.0 + 0.5 * cpus) return;
+    status.notes.push_back(fmt::format("busy machine: load average {:.1f} -> {:.1f} on {} CPUs during the host sweeps; "
+                                       "other processes shared the CPUs and memory, so rates differ more between runs",
+                                       *before, *after, cpus));
   }
 
   void run_cuda(const ProbeContext& ctx, report::Report& report, std::size_t index) {
@@ -185,14 +217,16 @@ class BandwidthProbe final : public Probe {
       sweeps[at].status = status;
       sweeps[at].reason = std::move(reason);
       sweeps[at].fit = fit_sweep(sweeps[at]);
+      sweeps[at].buffers = engine.buffers();
+      note_page_backing(sweeps[at]);
       engine.release();
     };
     try {
-      run_sweep(engine, options, [&](const report::BandwidthPoint& p) {
-        sweeps[at].points.push_back(p);
-        ctx.progress.update(fmt::format("{}: {} ({}/{}) {} GB/s", label, format_size_label(static_cast<std::uint64_t>(p.bytes)),
-                                        sweeps[at].points.size(), options.sizes.size(), format_gbps(p.gbps)));
-      });
+      run_sweep(
+          engine, options, [&](const report::BandwidthPoint& p) { sweeps[at].points.push_back(p); },
+          [&](std::uint64_t bytes, std::size_t done, std::size_t total) {
+            ctx.progress.update(fmt::format("{}: {} ({}/{})", label, format_size_label(bytes), done, total));
+          });
       finish(report::SweepStatus::complete, std::nullopt);
     } catch (const InterruptedError&) {
       finish(report::SweepStatus::interrupted, "interrupted: the finished sizes are kept");
@@ -206,8 +240,25 @@ class BandwidthProbe final : public Probe {
     }
   }
 
+  // What the kernel gave the buffers, when it is not one backing or not what was asked for.
+  void note_page_backing(report::BandwidthSweep& s) const {
+    if (auto mixed = report::mixed_page_backing(s))
+      s.notes.push_back(fmt::format("buffers got mixed page backing ({}): sizes ran with different TLB costs; "
+                                    "--pages 4k or 2m asks for one backing",
+                                    *mixed));
+    if (s.pages != PagePolicy::huge) return;
+    for (const auto& b : s.buffers) {
+      auto f = report::huge_page_fraction(b);
+      if (f && *f < 0.9)
+        s.notes.push_back(fmt::format("asked for 2 MiB pages; the kernel backed {} with {:.0f}% (transparent huge pages: {})",
+                                      to_string(b.role), 100 * *f,
+                                      thp_mode_ ? to_string(*thp_mode_) : "unknown"));
+    }
+  }
+
   BandwidthRequest request_;
   std::shared_ptr<const NumaPlacement> numa_;
+  std::optional<report::ThpMode> thp_mode_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "probes/bandwidth/page_backing.hpp"
 #include "probes/bandwidth/sweep.hpp"
 #include "probes/runner/probe.hpp"
 
@@ -20,6 +21,7 @@ struct BandwidthRequest {
   // Host staging chunk: halves that stay in L2 (256 KiB) let the draining thread read them from
   // the filling core's cache; 1-4 MiB halves spill and ran at half the memcpy rate here.
   std::uint64_t staged_chunk_bytes = 256u << 10;
+  PagePolicy host_pages = PagePolicy::automatic;  // --pages: madvise of host sweep buffers
 };
 
 // Plans: quick (run: 4 B..256 MiB, x4 steps, short budgets), standard (4 B..1 GiB), full

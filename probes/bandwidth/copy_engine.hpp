@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "report/model/bandwidth.hpp"
 
@@ -44,6 +45,10 @@ class CopyEngine {
   virtual bool verify() = 0;
   // Frees buffers; the engine may be prepared again afterwards.
   virtual void release() {}
+  // CPUs the copy threads ran on since the last prepare() (sched_getcpu); empty when unknown.
+  virtual std::vector<int> copy_cpus() const { return {}; }
+  // Host buffers of the path and the pages backing them now; empty for engines that do not say.
+  virtual std::vector<report::BandwidthBuffer> buffers() const { return {}; }
 };
 
 }  // namespace interprobe

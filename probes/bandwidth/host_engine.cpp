@@ -1,5 +1,7 @@
 #include "probes/bandwidth/host_engine.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -9,6 +11,7 @@
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/pattern.hpp"
 #include "common/errors.hpp"
+#include "common/interrupt.hpp"
 #include "common/stopwatch.hpp"
 #include "common/units.hpp"
 
@@ -36,6 +39,7 @@ class HostEngine : public CopyEngine {
     s.dst = fmt::format("node{}", spec_.dst_node);
     s.memory_kind = spec_.locked ? report::MemoryKind::locked : report::MemoryKind::pageable;
     s.threads = spec_.threads;
+    s.pages = spec_.pages;
     if (!numa_->can_place()) s.notes.push_back(numa_->reason());
     if (spec_.kind == "memcpy" && spec_.threads > 1)
       s.notes.push_back(fmt::format("copies below {} run on one thread", format_bytes(kMinBytesPerThread * spec_.threads)));
@@ -60,14 +64,17 @@ class HostEngine : public CopyEngine {
     if (src_ && src_->size() >= max_bytes) return;
     release();
     bool fresh = false;
-    // Memory is written (faulted in) as the sizes grow, in prepare(): the first sizes start at
-    // once and Ctrl-C is answered quickly even before a gigabyte sweep.
-    src_ = &cache_->get("src", spec_.src_node, max_bytes, fresh);
-    dst_ = &cache_->get("dst", spec_.dst_node, max_bytes, fresh);
+    src_ = &cache_->get("src", spec_.src_node, max_bytes, fresh, spec_.pages);
+    dst_ = &cache_->get("dst", spec_.dst_node, max_bytes, fresh, spec_.pages);
     if (spec_.locked) {
       src_->lock(max_bytes);
       dst_->lock(max_bytes);
     }
+    // Every page is faulted in now, under one policy, before any size is timed: the sizes are
+    // visited in a shuffled order, and a buffer faulted piecemeal as sizes grew got huge pages
+    // for some ranges and not others (two rate plateaus on one sweep).
+    prefault(*src_, true);
+    prefault(*dst_, false);
     if (spec_.kind == "staged") {
       bounce_ = &cache_->get("bounce", spec_.src_node, 2 * spec_.chunk_bytes, fresh);
       if (fresh) {
@@ -80,19 +87,16 @@ class HostEngine : public CopyEngine {
       }
     }
     if (spec_.threads > 1) workers_ = std::make_unique<CopyWorkers>(spec_.threads, numa_, spec_.src_node);
+    cpus_seen_.assign(spec_.threads, {});
   }
 
   void prepare(std::uint64_t bytes) override {
     if (!src_ || src_->size() < bytes) reserve(bytes);
     bytes_ = bytes;
-    // The source pattern is written once per buffer; each size poisons the destination, so a
-    // copy that did not happen (or went elsewhere) cannot verify.
-    if (src_->written_bytes < bytes) {
-      fill_pattern(src_->data() + src_->written_bytes, bytes - src_->written_bytes, src_->written_bytes + 1);
-      src_->written_bytes = bytes;
-    }
+    // Each visit poisons the destination, so a copy that did not happen (or went elsewhere)
+    // cannot verify.
     std::memset(dst_->data(), static_cast<unsigned char>(~src_->data()[0]), bytes);
-    dst_->written_bytes = std::max<std::size_t>(dst_->written_bytes, bytes);
+    for (auto& seen : cpus_seen_) seen.clear();
   }
 
   double copy_us(std::uint64_t copies) override {
@@ -104,6 +108,28 @@ class HostEngine : public CopyEngine {
 
   bool verify() override { return std::memcmp(dst_->data(), src_->data(), bytes_) == 0; }
 
+  std::vector<int> copy_cpus() const override {
+    std::vector<int> all;
+    for (const auto& seen : cpus_seen_) all.insert(all.end(), seen.begin(), seen.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    return all;
+  }
+
+  std::vector<report::BandwidthBuffer> buffers() const override {
+    std::vector<report::BandwidthBuffer> out;
+    auto add = [&](report::HostBufferRole role, const HostBuffer* b) {
+      if (!b || b->size() == 0) return;
+      auto huge = b->huge_page_bytes();
+      out.push_back({role, static_cast<std::int64_t>(b->size()),
+                     huge ? std::optional<std::int64_t>(static_cast<std::int64_t>(*huge)) : std::nullopt});
+    };
+    add(report::HostBufferRole::src, src_);
+    add(report::HostBufferRole::dst, dst_);
+    add(report::HostBufferRole::bounce, bounce_);
+    return out;
+  }
+
   void release() override {
     workers_.reset();
     if (spec_.locked) {  // the cache keeps the memory for the next sweep, unlocked
@@ -114,13 +140,36 @@ class HostEngine : public CopyEngine {
   }
 
  private:
+  // Writes the rest of a buffer that earlier sweeps have not written yet: the source with its
+  // pattern, the destination with zeros. Ctrl-C is answered between 64 MiB pieces.
+  static void prefault(HostBuffer& b, bool pattern) {
+    constexpr std::size_t kPiece = 64u << 20;
+    while (b.written_bytes < b.size()) {
+      throw_if_interrupted();
+      std::size_t n = std::min(kPiece, b.size() - b.written_bytes);
+      if (pattern) fill_pattern(b.data() + b.written_bytes, n, b.written_bytes + 1);
+      else std::memset(b.data() + b.written_bytes, 0, n);
+      b.written_bytes += n;
+    }
+  }
+
+  // The CPU thread `w` runs on, before and after its copies (a migration shows as two).
+  void note_cpu(unsigned w) {
+    if (w >= cpus_seen_.size()) return;
+    int cpu = ::sched_getcpu();
+    auto& seen = cpus_seen_[w];
+    if (cpu >= 0 && std::find(seen.begin(), seen.end(), cpu) == seen.end()) seen.push_back(cpu);
+  }
+
   void memcpy_copies(std::uint64_t copies) {
     unsigned threads = workers_ ? workers_->size() : 1;
     if (threads == 1 || bytes_ < kMinBytesPerThread * threads) {
+      note_cpu(0);
       for (std::uint64_t c = 0; c < copies; ++c) {
         std::memcpy(dst_->data(), src_->data(), bytes_);
         clobber_memory();
       }
+      note_cpu(0);
       return;
     }
     // Each thread copies its share `copies` times; cache-line aligned shares avoid false sharing.
@@ -128,10 +177,12 @@ class HostEngine : public CopyEngine {
     workers_->run([&](unsigned w) {
       std::uint64_t begin = std::min<std::uint64_t>(bytes_, w * share);
       std::uint64_t end = std::min<std::uint64_t>(bytes_, begin + share);
+      note_cpu(w);
       for (std::uint64_t c = 0; c < copies && end > begin; ++c) {
         std::memcpy(dst_->data() + begin, src_->data() + begin, end - begin);
         clobber_memory();
       }
+      note_cpu(w);
     });
   }
 
@@ -144,6 +195,7 @@ class HostEngine : public CopyEngine {
     };
     std::uint64_t total = chunks_per_copy * copies;
     if (chunks_per_copy < 2 || !workers_) {  // nothing to overlap: one thread, in and out
+      note_cpu(0);
       for (std::uint64_t k = 0; k < total; ++k) {
         std::uint64_t off, len;
         chunk_range(k, off, len);
@@ -152,11 +204,13 @@ class HostEngine : public CopyEngine {
         std::memcpy(dst_->data() + off, bounce_->data(), len);
         clobber_memory();
       }
+      note_cpu(0);
       return;
     }
     produced_.store(0);
     consumed_.store(0);
     workers_->run([&](unsigned w) {
+      note_cpu(w);
       for (std::uint64_t k = 0; k < total; ++k) {
         std::uint64_t off, len;
         chunk_range(k, off, len);
@@ -174,6 +228,7 @@ class HostEngine : public CopyEngine {
           consumed_.notify_one();
         }
       }
+      note_cpu(w);
     });
   }
 
@@ -184,6 +239,7 @@ class HostEngine : public CopyEngine {
   std::unique_ptr<CopyWorkers> workers_;
   std::uint64_t bytes_ = 0;
   std::atomic<std::uint32_t> produced_{0}, consumed_{0};
+  std::vector<std::vector<int>> cpus_seen_;  // per copy thread; each thread writes its own
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "probes/bandwidth/copy_engine.hpp"
+#include "probes/bandwidth/page_backing.hpp"
 
 namespace interprobe {
 
@@ -20,6 +21,7 @@ struct HostPathSpec {
   bool locked = false;  // mlock the source and destination (the bounce buffer always is)
   std::uint64_t chunk_bytes = 4u << 20;  // staged: size of each half of the bounce buffer
   std::uint64_t max_bytes = 1ull << 30;  // cap from available memory, decided by the caller
+  PagePolicy pages = PagePolicy::automatic;  // madvise of the source and destination
 };
 
 // Below this per-thread share a copy runs on one thread: waking helpers costs more than it saves.

@@ -33,11 +33,34 @@ unsigned allowed_cpus() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-void* map_anonymous(std::size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+constexpr std::size_t kHugePage = 2u << 20;
+
+std::size_t round_up(std::size_t bytes, std::size_t to) { return (bytes + to - 1) / to * to; }
+
+// Anonymous memory that starts on a 2 MiB boundary (so every 2 MiB of it can be one huge page)
+// between two 2 MiB PROT_NONE guards: the buffer is a mapping of its own, so its smaps entry
+// describes it alone (two neighbouring buffers with equal flags would merge into one entry).
+// The guards cost address space only. release_guarded() finds them from the buffer's address.
+void* map_guarded(std::size_t bytes) {
+  std::size_t inner = round_up(bytes, kHugePage), total = inner + 3 * kHugePage;
+  void* p = ::mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
     throw UnsupportedError(fmt::format("cannot allocate {} of host memory: {}", format_bytes(bytes), std::strerror(errno)));
-  return p;
+  auto base = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t data = round_up(base, kHugePage) + kHugePage;  // at least one 2 MiB guard below
+  std::uintptr_t end = data + inner + kHugePage;                 // one above
+  if (data - kHugePage > base) ::munmap(p, data - kHugePage - base);
+  if (base + total > end) ::munmap(reinterpret_cast<void*>(end), base + total - end);
+  if (::mprotect(reinterpret_cast<void*>(data), inner, PROT_READ | PROT_WRITE) != 0) {
+    int err = errno;
+    ::munmap(reinterpret_cast<void*>(data - kHugePage), inner + 2 * kHugePage);
+    throw UnsupportedError(fmt::format("cannot allocate {} of host memory: {}", format_bytes(bytes), std::strerror(err)));
+  }
+  return reinterpret_cast<void*>(data);
+}
+
+void release_guarded(void* data, std::size_t bytes) {
+  ::munmap(static_cast<unsigned char*>(data) - kHugePage, round_up(bytes, kHugePage) + 2 * kHugePage);
 }
 
 }  // namespace
@@ -119,40 +142,33 @@ bool NumaPlacement::bind_thread(std::optional<int> node) const {
 
 void* NumaPlacement::allocate(std::size_t bytes, std::optional<int> node, bool& placed) const {
   placed = false;
+  void* p = map_guarded(bytes);
 #if INTERPROBE_HAVE_HWLOC
-  if (hwloc_obj_t obj = impl_->node_object(node); obj && can_place()) {
-    void* p = hwloc_alloc_membind(impl_->topology, bytes, obj->nodeset, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
-    if (p) {
-      placed = true;
-      return p;
-    }
-  }
+  // Bound before the first touch, so the pages come from the node asked for.
+  if (hwloc_obj_t obj = impl_->node_object(node); obj && can_place())
+    placed = hwloc_set_area_membind(impl_->topology, p, round_up(bytes, kHugePage), obj->nodeset, HWLOC_MEMBIND_BIND,
+                                    HWLOC_MEMBIND_BYNODESET) == 0;
 #else
   (void)node;
 #endif
-  return map_anonymous(bytes);
+  return p;
 }
 
 void NumaPlacement::release(void* data, std::size_t bytes, bool placed) const {
-#if INTERPROBE_HAVE_HWLOC
-  if (placed) {
-    hwloc_free(impl_->topology, data, bytes);
-    return;
-  }
-#else
   (void)placed;
-#endif
-  ::munmap(data, bytes);
+  release_guarded(data, bytes);
 }
 
-HostBuffer::HostBuffer(std::shared_ptr<const NumaPlacement> numa, std::size_t bytes, std::optional<int> node)
+HostBuffer::HostBuffer(std::shared_ptr<const NumaPlacement> numa, std::size_t bytes, std::optional<int> node,
+                       PagePolicy pages)
     : numa_(std::move(numa)), bytes_(bytes) {
   if (bytes_ == 0) return;
   data_ = static_cast<unsigned char*>(numa_->allocate(bytes_, node, placed_));
-  // Transparent huge pages where the kernel offers them (madvise mode): fewer page faults and
-  // TLB misses on gigabyte buffers. Best effort.
-  if (bytes_ >= (2u << 20)) (void)::madvise(data_, bytes_, MADV_HUGEPAGE);
+  // The same advice for every size, before the first touch decides the backing.
+  advise_pages(data_, bytes_, pages);
 }
+
+std::optional<std::uint64_t> HostBuffer::huge_page_bytes() const { return huge_page_bytes_of(data_, bytes_); }
 
 HostBuffer::HostBuffer(HostBuffer&& o) noexcept
     : written_bytes(std::exchange(o.written_bytes, 0)), numa_(std::move(o.numa_)), data_(std::exchange(o.data_, nullptr)),
@@ -200,18 +216,18 @@ void HostBuffer::unlock() {
   locked_bytes_ = 0;
 }
 
-HostBuffer& HostBufferCache::get(const std::string& role, int node, std::size_t bytes, bool& fresh) {
+HostBuffer& HostBufferCache::get(const std::string& role, int node, std::size_t bytes, bool& fresh, PagePolicy pages) {
   fresh = false;
   for (auto& e : entries_) {
-    if (e.role != role || e.node != node) continue;
+    if (e.role != role || e.node != node || e.pages != pages) continue;
     if (e.buffer.size() < bytes) {
       e.buffer = HostBuffer();  // free first: two gigabyte buffers at once may not fit
-      e.buffer = HostBuffer(numa_, bytes, node);
+      e.buffer = HostBuffer(numa_, bytes, node, pages);
       fresh = true;
     }
     return e.buffer;
   }
-  entries_.push_back({role, node, HostBuffer(numa_, bytes, node)});
+  entries_.push_back({role, node, pages, HostBuffer(numa_, bytes, node, pages)});
   fresh = true;
   return entries_.back().buffer;
 }

@@ -1,11 +1,14 @@
 #pragma once
 // Host buffers placed on NUMA nodes (hwloc when compiled in) and the CPUs to run copies on.
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "probes/bandwidth/page_backing.hpp"
 
 namespace interprobe {
 
@@ -22,7 +25,8 @@ class NumaPlacement {
   unsigned cpus_near(std::optional<int> node) const;  // CPUs this process may use there
   // Best effort: runs the calling thread on the node's CPUs; false when it could not.
   bool bind_thread(std::optional<int> node) const;
-  // Page-aligned, untouched memory bound to `node` (anywhere when nullopt or unavailable).
+  // Untouched memory bound to `node` (anywhere when nullopt or unavailable): a mapping of its
+  // own, 2 MiB aligned, between PROT_NONE guards.
   void* allocate(std::size_t bytes, std::optional<int> node, bool& placed) const;
   void release(void* data, std::size_t bytes, bool placed) const;
 
@@ -36,7 +40,9 @@ class NumaPlacement {
 class HostBuffer {
  public:
   HostBuffer() = default;
-  HostBuffer(std::shared_ptr<const NumaPlacement> numa, std::size_t bytes, std::optional<int> node);
+  // `pages`: the madvise policy, applied to the whole buffer before any page is touched.
+  HostBuffer(std::shared_ptr<const NumaPlacement> numa, std::size_t bytes, std::optional<int> node,
+             PagePolicy pages = PagePolicy::huge);
   HostBuffer(HostBuffer&& other) noexcept;
   HostBuffer& operator=(HostBuffer&& other) noexcept;
   HostBuffer(const HostBuffer&) = delete;
@@ -52,6 +58,9 @@ class HostBuffer {
   unsigned char* data() const { return data_; }
   std::size_t size() const { return bytes_; }
   bool placed() const { return placed_; }  // bound to the node asked for
+  // Bytes of the buffer backed by transparent huge pages now (/proc/self/smaps); nullopt when
+  // that cannot be read.
+  std::optional<std::uint64_t> huge_page_bytes() const;
   // How much of the start the user has written (faulted in); engines that share a buffer
   // through HostBufferCache extend it as their sizes grow instead of paying for all at once.
   std::size_t written_bytes = 0;
@@ -71,13 +80,16 @@ class HostBuffer {
 class HostBufferCache {
  public:
   explicit HostBufferCache(std::shared_ptr<const NumaPlacement> numa) : numa_(std::move(numa)) {}
-  // At least `bytes` on `node` for `role` ("src", "dst", "bounce"); `fresh` when (re)allocated.
-  HostBuffer& get(const std::string& role, int node, std::size_t bytes, bool& fresh);
+  // At least `bytes` on `node` for `role` ("src", "dst", "bounce") advised `pages`; `fresh` when
+  // (re)allocated.
+  HostBuffer& get(const std::string& role, int node, std::size_t bytes, bool& fresh,
+                  PagePolicy pages = PagePolicy::huge);
 
  private:
   struct Entry {
     std::string role;
     int node;
+    PagePolicy pages;
     HostBuffer buffer;
   };
   std::shared_ptr<const NumaPlacement> numa_;

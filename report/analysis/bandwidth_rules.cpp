@@ -8,6 +8,7 @@
 
 #include "common/units.hpp"
 #include "report/analysis/findings.hpp"
+#include "report/model/page_backing.hpp"
 
 namespace interprobe::analysis {
 
@@ -199,6 +200,29 @@ void noisy(const report::BandwidthSection& b, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+// Host buffers that got huge pages for some ranges and not others: rates of one sweep (or of
+// two runs) then differ by the page walk, not by the copy path.
+// One cause (the kernel granted huge pages to some buffers and not others): one finding.
+void mixed_backing(const report::BandwidthSection& b, std::vector<Finding>& out) {
+  std::vector<std::string> affected;
+  ValueList backing;
+  for (const auto& s : b.sweeps)
+    if (auto mixed = report::mixed_page_backing(s)) {
+      affected.push_back(path_of(s));
+      backing.push_back(Value(*mixed));
+    }
+  if (affected.empty()) return;
+  Finding f = make_finding(
+      "bandwidth.mixed_page_backing", Severity::info,
+      affected.size() == 1 ? fmt::format("{}: buffers got mixed page backing ({})", affected.front(), value_to_text(backing.front()))
+                           : fmt::format("{} sweeps' buffers got mixed page backing", affected.size()),
+      "rerun with `--pages 4k` or `--pages 2m` for one backing; inside a VM 2 MiB pages can speed a large copy, "
+      "so compare runs with the same backing");
+  f.affected = std::move(affected);
+  f.evidence = {{"backing", backing}, {"thp_mode", b.thp_mode ? Value(std::string(to_string(*b.thp_mode))) : Value(nullptr)}};
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 void rule_bandwidth(const report::Report& r, std::vector<Finding>& out) {
@@ -209,6 +233,7 @@ void rule_bandwidth(const report::Report& r, std::vector<Finding>& out) {
   engines(*r.bandwidth, out);
   incomplete_sweeps(*r.bandwidth, out);
   noisy(*r.bandwidth, out);
+  mixed_backing(*r.bandwidth, out);
 }
 
 }  // namespace interprobe::analysis

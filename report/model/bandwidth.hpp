@@ -37,7 +37,8 @@ enum class EngineStatus { ok, unsupported, failed, interrupted };
 INTERPROBE_DECLARE_ENUM(EngineStatus);
 
 // Why sampling of one size stopped (a size cut short by Ctrl-C is not recorded).
-enum class StopReason { target_cv, budget, max_samples };
+// interrupted: Ctrl-C came before every pass over the sizes had visited this one.
+enum class StopReason { target_cv, budget, max_samples, interrupted };
 INTERPROBE_DECLARE_ENUM(StopReason);
 
 // Whether P2P between two GPUs is real, from what was measured.
@@ -74,6 +75,28 @@ struct BandwidthPoint {
   double gbps = 0;  // bytes x directions / median time, 1e9 bytes/s
   std::optional<bool> verified;  // data compared after the copy; null when not checked
   std::optional<StopReason> stop_reason;
+  // 95% interval of the median time per copy (order statistics of the samples, distribution-
+  // free); null below 6 samples, where no pair of ranks reaches 95%.
+  std::optional<double> median_ci_low_us, median_ci_high_us;
+  std::vector<std::int64_t> copy_cpus;  // CPUs the copy threads were seen on (sched_getcpu)
+};
+
+enum class HostBufferRole { src, dst, bounce };
+INTERPROBE_DECLARE_ENUM(HostBufferRole);
+
+// The madvise policy of host sweep buffers (`bw --pages`): auto = no advice, 4k, 2m.
+enum class PagePolicy { automatic, small, huge };
+INTERPROBE_DECLARE_ENUM(PagePolicy);
+
+// /sys/kernel/mm/transparent_hugepage/enabled.
+enum class ThpMode { always, madvise, never };
+INTERPROBE_DECLARE_ENUM(ThpMode);
+
+// A host buffer of a sweep and the pages the kernel backed it with (/proc/self/smaps).
+struct BandwidthBuffer {
+  HostBufferRole role = HostBufferRole::src;
+  std::int64_t bytes = 0;
+  std::optional<std::int64_t> huge_page_bytes;  // AnonHugePages of its mapping; null when unreadable
 };
 
 struct BandwidthFit {
@@ -98,6 +121,8 @@ struct BandwidthSweep {
   std::optional<BandwidthFit> fit;
   std::optional<double> expected_gbps;  // slowest link on the path, when topology is known
   std::optional<std::string> expected_basis;
+  std::optional<PagePolicy> pages;       // host buffers: the page policy asked for
+  std::vector<BandwidthBuffer> buffers;  // host buffers with their backing, after the sweep
 };
 
 // What one engine could do on this machine: "unsupported" carries the reason.
@@ -123,6 +148,8 @@ struct BandwidthSection {
   std::vector<BandwidthEngineStatus> engines;
   std::vector<BandwidthSweep> sweeps;
   std::vector<P2pPairTruth> p2p_pairs;
+  std::int64_t passes = 1;  // passes over the sizes (shuffled order), samples pooled per size
+  std::optional<ThpMode> thp_mode;
 };
 
 }  // namespace interprobe::report

@@ -47,14 +47,15 @@ INTERPROBE_JSON(VirtSection, hypervisor, container, product, machine_type, machi
 
 // --- bandwidth
 INTERPROBE_JSON(BandwidthPoint, bytes, samples, copies_per_sample, min_us, median_us, p95_us, max_us, cv_fraction, gbps,
-                verified, stop_reason)
+                verified, stop_reason, median_ci_low_us, median_ci_high_us, copy_cpus)
+INTERPROBE_JSON(BandwidthBuffer, role, bytes, huge_page_bytes)
 INTERPROBE_JSON(BandwidthFit, t0_us, peak_gbps, n_half_bytes, residual_fraction, points_used)
 INTERPROBE_JSON(BandwidthSweep, engine, kind, src, dst, memory_kind, threads, directions, status, reason, notes, points, fit,
-                expected_gbps, expected_basis)
+                expected_gbps, expected_basis, pages, buffers)
 INTERPROBE_JSON(BandwidthEngineStatus, engine, status, reason, notes)
 INTERPROBE_JSON(P2pPairTruth, src, dst, truth, peer_access_claimed, p2p_gbps, staged_gbps, p2p_latency_us,
                 staged_latency_us, reason)
-INTERPROBE_JSON(BandwidthSection, plan, target_cv_fraction, engines, sweeps, p2p_pairs)
+INTERPROBE_JSON(BandwidthSection, plan, target_cv_fraction, passes, thp_mode, engines, sweeps, p2p_pairs)
 
 // --- collective
 INTERPROBE_JSON(AllreducePoint, bytes, elements_per_rank, dtype, in_place, iterations, samples, time_us, min_us, max_us,

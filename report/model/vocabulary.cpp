@@ -31,7 +31,11 @@ INTERPROBE_ENUM(SweepStatus, {SweepStatus::complete, "complete"}, {SweepStatus::
 INTERPROBE_ENUM(EngineStatus, {EngineStatus::ok, "ok"}, {EngineStatus::unsupported, "unsupported"},
                 {EngineStatus::failed, "failed"}, {EngineStatus::interrupted, "interrupted"})
 INTERPROBE_ENUM(StopReason, {StopReason::target_cv, "target_cv"}, {StopReason::budget, "budget"},
-                {StopReason::max_samples, "max_samples"})
+                {StopReason::max_samples, "max_samples"}, {StopReason::interrupted, "interrupted"})
+INTERPROBE_ENUM(PagePolicy, {PagePolicy::automatic, "auto"}, {PagePolicy::small, "4k"}, {PagePolicy::huge, "2m"})
+INTERPROBE_ENUM(ThpMode, {ThpMode::always, "always"}, {ThpMode::madvise, "madvise"}, {ThpMode::never, "never"})
+INTERPROBE_ENUM(HostBufferRole, {HostBufferRole::src, "src"}, {HostBufferRole::dst, "dst"},
+                {HostBufferRole::bounce, "bounce"})
 INTERPROBE_ENUM(P2pTruth, {P2pTruth::p2p, "p2p"}, {P2pTruth::claimed_but_staged, "claimed_but_staged"},
                 {P2pTruth::staged, "staged"}, {P2pTruth::corrupt, "corrupt"})
 INTERPROBE_ENUM(BandwidthPlan, {BandwidthPlan::quick, "quick"}, {BandwidthPlan::standard, "standard"},

@@ -2,19 +2,40 @@
 // (GB/s per size), GPU-pair matrices and the P2P verdict per pair.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "common/units.hpp"
+#include "report/model/page_backing.hpp"
 #include "report/render/document.hpp"
 
 namespace interprobe::render {
 
 namespace {
 
+using report::BandwidthPoint;
 using report::BandwidthSweep;
 using report::SweepStatus;
+
+// "pages auto: src 0%, dst 0% in 2 MiB pages; copies on CPU 1" for host sweeps.
+std::optional<std::string> conditions_text(const BandwidthSweep& s) {
+  std::string backing;
+  for (const auto& b : s.buffers)
+    if (auto f = report::huge_page_fraction(b)) backing += fmt::format("{}{} {:.0f}%", backing.empty() ? "" : ", ", to_string(b.role), 100 * *f);
+  std::set<std::int64_t> cpus;
+  for (const auto& p : s.points) cpus.insert(p.copy_cpus.begin(), p.copy_cpus.end());
+  if (!s.pages && backing.empty() && cpus.empty()) return std::nullopt;
+  std::string text = fmt::format("pages {}", s.pages ? to_string(*s.pages) : "?");
+  text += backing.empty() ? " (backing unknown)" : ": " + backing + " in 2 MiB pages";
+  if (!cpus.empty()) {
+    std::string list;
+    for (auto c : cpus) list += fmt::format("{}{}", list.empty() ? "" : ",", c);
+    text += fmt::format("; copies ran on CPU {}", list);
+  }
+  return text;
+}
 
 std::string path_label(const BandwidthSweep& s) {
   std::string label =
@@ -83,14 +104,26 @@ Table sweeps_table(const std::vector<BandwidthSweep>& sweeps) {
   return t;
 }
 
-// GB/s per size, a few sweeps per table so it fits a terminal; CV in brackets when above 2%.
+// The 95% interval of the median as GB/s (low rate first), when it spans more than 5% of the
+// median: narrower ones say nothing a reader needs to compare two runs.
+std::optional<std::string> wide_interval_text(const BandwidthPoint& p, std::int64_t directions) {
+  if (!p.median_ci_low_us || !p.median_ci_high_us || p.median_us <= 0 || *p.median_ci_low_us <= 0) return std::nullopt;
+  if ((*p.median_ci_high_us - *p.median_ci_low_us) / p.median_us <= 0.05) return std::nullopt;
+  auto rate = [&](double us) { return static_cast<double>(p.bytes) * static_cast<double>(directions) / (us * 1e3); };
+  return fmt::format("[{}-{}]", format_gbps(rate(*p.median_ci_high_us)), format_gbps(rate(*p.median_ci_low_us)));
+}
+
+// GB/s per size, a few sweeps per table so it fits a terminal; CV in brackets when above 2%,
+// the interval of the median when wide.
 std::vector<Table> curve_tables(const std::vector<BandwidthSweep>& sweeps) {
   std::vector<Table> tables;
   constexpr std::size_t kColumns = 5;
   for (std::size_t first = 0; first < sweeps.size(); first += kColumns) {
     std::size_t last = std::min(sweeps.size(), first + kColumns);
     Table t;
-    t.caption = fmt::format("GB/s at the median time per size, sweeps {}-{} (CV shown when above 2%)", first + 1, last);
+    t.caption = fmt::format("GB/s at the median time per size, sweeps {}-{} (CV shown when above 2%; [95% interval of "
+                            "the median] when wider than 5%)",
+                            first + 1, last);
     t.header = {"size"};
     std::set<std::int64_t> sizes;
     for (std::size_t i = first; i < last; ++i) {
@@ -109,6 +142,7 @@ std::vector<Table> curve_tables(const std::vector<BandwidthSweep>& sweeps) {
         }
         std::string text = format_gbps(it->gbps);
         if (it->cv_fraction > 0.02) text += fmt::format(" ({:.0f}%)", 100 * it->cv_fraction);
+        if (auto interval = wide_interval_text(*it, sweeps[i].directions)) text += " " + *interval;
         row.emplace_back(text, it->verified == false ? Tone::bad : it->cv_fraction > 0.05 ? Tone::dim : Tone::plain);
       }
       t.rows.push_back(std::move(row));
@@ -176,6 +210,8 @@ void add_bandwidth_view(const report::Report& r, Document& doc) {
   KeyValues kv;
   kv.add("plan", to_string(b.plan));
   kv.add("target CV", fmt::format("{:g}%", 100 * b.target_cv_fraction));
+  kv.add("passes", fmt::format("{} (sizes in a shuffled order, samples pooled)", b.passes));
+  if (b.thp_mode) kv.add("huge pages", std::string("transparent, ") + to_string(*b.thp_mode));
   for (const auto& e : b.engines) {
     using report::EngineStatus;
     Tone tone = e.status == EngineStatus::ok ? Tone::good : e.status == EngineStatus::failed ? Tone::bad : Tone::warn;
@@ -185,9 +221,12 @@ void add_bandwidth_view(const report::Report& r, Document& doc) {
   s.blocks.push_back(std::move(kv));
   if (!b.sweeps.empty()) {
     s.blocks.push_back(sweeps_table(b.sweeps));
-    for (std::size_t i = 0; i < b.sweeps.size(); ++i)
+    for (std::size_t i = 0; i < b.sweeps.size(); ++i) {
+      if (auto conditions = conditions_text(b.sweeps[i]))
+        s.blocks.push_back(Paragraph{fmt::format("#{}: {}", i + 1, *conditions), Tone::dim});
       for (const auto& note : b.sweeps[i].notes)
         s.blocks.push_back(Paragraph{fmt::format("#{}: {}", i + 1, note), Tone::dim});
+    }
     for (auto& t : curve_tables(b.sweeps)) s.blocks.push_back(std::move(t));
     for (auto& t : pair_matrices(b.sweeps)) s.blocks.push_back(std::move(t));
   }

@@ -14,6 +14,7 @@ class FakeEngine : public CopyEngine {
   FakeEngine(double t0_us, double gbps) : t0_us_(t0_us), gbps_(gbps) {}
 
   double noise = 0;          // relative amplitude of the repeatable noise
+  double drift_per_call = 0; // each call slower by this fraction of the first: a drifting machine
   double min_sample_us = 200;
   bool corrupt = false;      // verify() fails
   std::int64_t directions = 1;
@@ -45,7 +46,8 @@ class FakeEngine : public CopyEngine {
     largest_batch = std::max(largest_batch, copies);
     // Alternating +-noise, a third of it on every third call: a spread that never averages away.
     double wobble = (calls % 2 ? 1.0 : -1.0) * noise * (calls % 3 ? 1.0 : 0.33);
-    return static_cast<double>(copies) * copy_time_us(bytes_) * (1.0 + wobble);
+    double drift = 1.0 + drift_per_call * static_cast<double>(calls);
+    return static_cast<double>(copies) * copy_time_us(bytes_) * (1.0 + wobble) * drift;
   }
   bool verify() override { return !corrupt; }
 

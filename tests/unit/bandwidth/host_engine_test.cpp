@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "probes/bandwidth/host_engine.hpp"
 #include "probes/bandwidth/host_memory.hpp"
@@ -106,4 +107,49 @@ TEST(HostBufferCache, EarlierBuffersStayPutWhenMoreAreAdded) {
   EXPECT_EQ(&again, &src);
   EXPECT_EQ(reinterpret_cast<std::byte*>(src.data()), src_data);
   EXPECT_EQ(src.size(), 4096u);
+}
+
+// Each buffer is a mapping of its own on a 2 MiB boundary, so smaps describes it alone and
+// every 2 MiB of it can be a huge page.
+TEST(HostBuffer, IsItsOwnAlignedMappingWithItsOwnBacking) {
+  auto numa = NumaPlacement::detect();
+  HostBuffer a(numa, 8u << 20, 0, PagePolicy::huge);
+  HostBuffer b(numa, 8u << 20, 0, PagePolicy::huge);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % (2u << 20), 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % (2u << 20), 0u);
+  a.touch();
+  auto huge_a = a.huge_page_bytes(), huge_b = b.huge_page_bytes();
+  if (!huge_a || !huge_b) GTEST_SKIP() << "/proc/self/smaps unreadable";
+  EXPECT_LE(*huge_a, a.size());
+  EXPECT_EQ(*huge_b, 0u) << "b is untouched: a's huge pages must not be counted for it";
+  HostBuffer small(numa, 8u << 20, 0, PagePolicy::small);
+  small.touch();
+  EXPECT_EQ(small.huge_page_bytes(), 0u) << "MADV_NOHUGEPAGE: 4 KiB pages only";
+}
+
+TEST(HostEngine, RecordsBuffersTheirPolicyAndTheCopyCpus) {
+  HostPathSpec spec;
+  spec.pages = PagePolicy::small;
+  auto engine = make_host_engine(spec, NumaPlacement::detect());
+  report::BandwidthSweep sweep = engine->describe();
+  EXPECT_EQ(sweep.pages, PagePolicy::small);
+  run_sweep(*engine, quick_options({4096, 4u << 20}), [&](const auto& p) { sweep.points.push_back(p); });
+  auto buffers = engine->buffers();
+  ASSERT_EQ(buffers.size(), 2u);
+  EXPECT_EQ(buffers[0].role, interprobe::report::HostBufferRole::src);
+  EXPECT_EQ(buffers[1].role, interprobe::report::HostBufferRole::dst);
+  for (const auto& b : buffers) {
+    EXPECT_GE(b.bytes, 4 << 20);
+    if (b.huge_page_bytes) {
+      EXPECT_EQ(*b.huge_page_bytes, 0);
+    }
+  }
+  long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
+  for (const auto& p : sweep.points) {
+    ASSERT_FALSE(p.copy_cpus.empty());
+    for (auto cpu : p.copy_cpus) {
+      EXPECT_GE(cpu, 0);
+      EXPECT_LT(cpu, cpus);
+    }
+  }
 }

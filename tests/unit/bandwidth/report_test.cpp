@@ -324,3 +324,93 @@ TEST(BandwidthReport, SchemaEnumsOfBandwidthAndCollectiveEqualTheVocabulary) {
   expect_schema_enum<report::AllreduceStatus>(schema, ar + "/status/enum");
   expect_schema_enum<report::Dtype>(schema, "/$defs/allreduce_point/properties/dtype/enum");
 }
+
+namespace {
+
+report::BandwidthSweep host_sweep(std::int64_t src_huge, std::int64_t dst_huge) {
+  report::BandwidthSweep s;
+  s.engine = report::BandwidthEngine::host;
+  s.kind = report::CopyKind::memcpy;
+  s.src = s.dst = "node0";
+  s.memory_kind = report::MemoryKind::pageable;
+  s.threads = 1;
+  s.pages = report::PagePolicy::automatic;
+  s.buffers = {{report::HostBufferRole::src, 1 << 30, src_huge}, {report::HostBufferRole::dst, 1 << 30, dst_huge}};
+  s.points = {point(1 << 20, 100.0), point(1 << 30, 100000.0)};
+  return s;
+}
+
+}  // namespace
+
+TEST(BandwidthReport, NewConditionsAndIntervalRoundTrip) {
+  report::BandwidthSection b;
+  b.plan = report::BandwidthPlan::custom;
+  b.passes = 3;
+  b.thp_mode = report::ThpMode::madvise;
+  auto s = host_sweep(0, std::int64_t{512} << 20);
+  s.points[0].median_ci_low_us = 98.5;
+  s.points[0].median_ci_high_us = 103.25;
+  s.points[0].copy_cpus = {0, 1};
+  s.buffers.push_back({report::HostBufferRole::bounce, 512 << 10, std::nullopt});
+  b.sweeps = {s};
+  auto text = report::to_json_text(report_with(b));
+  auto back = report::parse_report_text(text, "test");
+  ASSERT_TRUE(back.bandwidth);
+  EXPECT_EQ(report::to_json_text(back), text);
+  EXPECT_EQ(back.bandwidth->passes, 3);
+  EXPECT_EQ(back.bandwidth->thp_mode, report::ThpMode::madvise);
+  const auto& p = back.bandwidth->sweeps[0].points[0];
+  EXPECT_EQ(p.median_ci_low_us, 98.5);
+  EXPECT_EQ(p.median_ci_high_us, 103.25);
+  EXPECT_EQ(p.copy_cpus, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_FALSE(back.bandwidth->sweeps[0].points[1].median_ci_low_us);
+  ASSERT_EQ(back.bandwidth->sweeps[0].buffers.size(), 3u);
+  EXPECT_EQ(back.bandwidth->sweeps[0].buffers[1].huge_page_bytes, std::int64_t{512} << 20);
+  EXPECT_FALSE(back.bandwidth->sweeps[0].buffers[2].huge_page_bytes);
+  EXPECT_EQ(back.bandwidth->sweeps[0].pages, report::PagePolicy::automatic);
+  // Reports written before these fields (1.x) still read.
+  auto old = text;
+  for (const char* key : {"\"passes\": 3,", ",\n    \"thp_mode\": \"madvise\""}) {
+    auto at = old.find(key);
+    ASSERT_NE(at, std::string::npos) << key << " in " << old.substr(0, 300);
+    old.erase(at, std::string(key).size());
+  }
+  // (a 1.x report: 2.0 requires every key)
+  old.replace(old.find("\"2.0.0\""), 7, "\"1.0.0\"");
+  auto older = report::parse_report_text(old, "old");
+  EXPECT_EQ(older.bandwidth->passes, 1);
+  EXPECT_FALSE(older.bandwidth->thp_mode);
+}
+
+TEST(BandwidthRules, MixedPageBackingIsAnInfoFinding) {
+  report::BandwidthSection b;
+  b.plan = report::BandwidthPlan::custom;
+  b.sweeps = {host_sweep(std::int64_t{1} << 30, 0), host_sweep(0, 0)};
+  auto findings = analysis::derive_findings(report_with(b));
+  const auto* f = find(findings, "bandwidth.mixed_page_backing");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, report::Severity::info);
+  EXPECT_NE(f->title.find("src 100%, dst 0%"), std::string::npos) << f->title;
+  int count = 0;
+  for (const auto& x : findings) count += x.id == "bandwidth.mixed_page_backing";
+  EXPECT_EQ(count, 1) << "the uniform sweep has none";
+}
+
+TEST(BandwidthView, ShowsAWideIntervalOfTheMedianAndTheConditions) {
+  report::BandwidthSection b;
+  b.plan = report::BandwidthPlan::custom;
+  b.thp_mode = report::ThpMode::madvise;
+  auto s = host_sweep(0, 0);
+  s.points[0].median_ci_low_us = 90.0;  // 90..110 us: 20% wide -> shown as GB/s 9.53-11.7
+  s.points[0].median_ci_high_us = 110.0;
+  s.points[1].median_ci_low_us = 99000.0;  // 2% wide: not shown
+  s.points[1].median_ci_high_us = 101000.0;
+  s.points[1].copy_cpus = {1};
+  b.sweeps = {s};
+  auto text = render::render(report_with(b), render::Format::text, render::TextStyle{false});
+  for (const char* want : {"[9.53-11.7]", "pages auto: src 0%, dst 0% in 2 MiB pages; copies ran on CPU 1",
+                           "transparent, madvise", "95% interval"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  EXPECT_EQ(text.find("[10.6-10.8]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[10."), std::string::npos) << "the narrow interval is left out\n" << text;
+}

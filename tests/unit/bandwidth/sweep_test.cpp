@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "fake_engine.hpp"
@@ -124,15 +125,111 @@ TEST(Sweep, CorruptDataIsRecordedPerSize) {
   for (const auto& p : sweep.points) EXPECT_EQ(p.verified, false);
 }
 
-TEST(Sweep, InterruptKeepsFinishedSizes) {
+TEST(Sweep, InterruptKeepsSizesWithAFinishedPass) {
   FakeEngine engine(1.0, 10.0);
-  engine.on_prepare = [](std::uint64_t bytes) {
-    if (bytes == 4096) request_interrupt();
+  SweepOptions o = sizes(1024, 1u << 20);  // 11 sizes, 2 passes: 22 visits
+  std::size_t prepares = 0;
+  engine.on_prepare = [&](std::uint64_t) {
+    if (++prepares == 14) request_interrupt();  // during pass 2's third visit
   };
-  SweepOptions o = sizes(1024, 1u << 20);
   std::vector<report::BandwidthPoint> seen;
   EXPECT_THROW(run_sweep(engine, o, [&](const report::BandwidthPoint& p) { seen.push_back(p); }), InterruptedError);
   clear_interrupt();
-  ASSERT_EQ(seen.size(), 2u);  // 1K and 2K finished; 4K was under way
-  EXPECT_EQ(seen.back().bytes, 2048);
+  // Every size finished pass 1; two finished both passes, the third was under way.
+  ASSERT_EQ(seen.size(), 11u);
+  int complete = 0;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LT(seen[i - 1].bytes, seen[i].bytes);  // ascending, whatever the visit order
+    }
+    if (seen[i].stop_reason != interprobe::report::StopReason::interrupted) ++complete;
+    EXPECT_GE(seen[i].samples, 3);  // pass 1's share of the 6 minimum samples
+  }
+  EXPECT_EQ(complete, 2);
+}
+
+TEST(Sweep, InterruptInTheFirstPassKeepsOnlyFinishedVisits) {
+  FakeEngine engine(1.0, 10.0);
+  SweepOptions o = sizes(1024, 8192);
+  std::size_t prepares = 0;
+  engine.on_prepare = [&](std::uint64_t) {
+    if (++prepares == 2) request_interrupt();
+  };
+  std::vector<report::BandwidthPoint> seen;
+  EXPECT_THROW(run_sweep(engine, o, [&](const report::BandwidthPoint& p) { seen.push_back(p); }), InterruptedError);
+  clear_interrupt();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].stop_reason, interprobe::report::StopReason::interrupted);
+}
+
+TEST(Sweep, VisitOrderIsShuffledRepeatableAndCoversEverySizePerPass) {
+  auto order = visit_order(11, 3, 42);
+  ASSERT_EQ(order.size(), 33u);
+  EXPECT_EQ(order, visit_order(11, 3, 42));  // a fixed seed: the same order every run
+  EXPECT_NE(order, visit_order(11, 3, 43));
+  std::vector<std::size_t> ascending(11);
+  for (std::size_t i = 0; i < 11; ++i) ascending[i] = i;
+  for (int pass = 0; pass < 3; ++pass) {
+    std::vector<std::size_t> one(order.begin() + pass * 11, order.begin() + (pass + 1) * 11);
+    auto sorted = one;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, ascending) << "pass " << pass << " visits every size once";
+    EXPECT_NE(one, ascending) << "pass " << pass << " is shuffled";
+  }
+  for (std::size_t i = 1; i < order.size(); ++i) EXPECT_NE(order[i], order[i - 1]) << "no size twice in a row";
+  EXPECT_EQ(visit_order(1, 2, 42), (std::vector<std::size_t>{0, 0}));
+  EXPECT_TRUE(visit_order(0, 2, 42).empty());
+}
+
+TEST(Sweep, PassesPoolSamplesAndVisitEverySizeEachPass) {
+  FakeEngine engine(1.0, 10.0);
+  SweepOptions o = sizes(1024, 64u << 10);  // 7 sizes
+  o.passes = 3;
+  o.min_samples = 9;
+  std::vector<std::uint64_t> prepared;
+  engine.on_prepare = [&](std::uint64_t bytes) { prepared.push_back(bytes); };
+  auto sweep = sweep_through(engine, o);
+  ASSERT_EQ(prepared.size(), 21u);
+  EXPECT_FALSE(std::is_sorted(prepared.begin(), prepared.begin() + 7));  // not small to large
+  ASSERT_EQ(sweep.points.size(), 7u);
+  for (const auto& p : sweep.points) {
+    EXPECT_EQ(std::count(prepared.begin(), prepared.end(), static_cast<std::uint64_t>(p.bytes)), 3);
+    EXPECT_EQ(p.samples, 9);  // 3 per pass, pooled
+    EXPECT_EQ(p.stop_reason, interprobe::report::StopReason::target_cv);
+    ASSERT_TRUE(p.median_ci_low_us && p.median_ci_high_us);
+    EXPECT_LE(*p.median_ci_low_us, p.median_us);
+    EXPECT_GE(*p.median_ci_high_us, p.median_us);
+  }
+}
+
+// A machine that slows down steadily during the sweep: with the sizes in a shuffled order over
+// two passes, no size inherits the whole drift, so the rates stay on one line.
+TEST(Sweep, DriftSpreadsOverTheSizesInsteadOfBiasingTheLastOnes) {
+  auto worst_error = [](int passes) {
+    FakeEngine engine(0.0, 10.0);
+    engine.drift_per_call = 2e-4;  // +0.02% per call: ~30% over the sweep
+    SweepOptions o = sizes(1u << 20, 1u << 30);
+    o.passes = passes;
+    o.min_samples = 6;
+    o.target_cv = 0.5;
+    auto sweep = sweep_through(engine, o);
+    std::vector<double> rates;
+    for (const auto& p : sweep.points) rates.push_back(p.gbps);
+    auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+    return (*hi - *lo) / *hi;
+  };
+  double one_pass = worst_error(1), two_passes = worst_error(2);
+  EXPECT_GT(one_pass, 0.01);
+  EXPECT_LT(two_passes, one_pass);
+}
+
+TEST(Sweep, MedianIntervalIsNullBelowSixSamples) {
+  FakeEngine engine(1.0, 10.0);
+  SweepOptions o;
+  o.min_samples = 5;
+  o.passes = 1;
+  auto p = measure_size(engine, 4096, o, 1);
+  EXPECT_EQ(p.samples, 5);
+  EXPECT_FALSE(p.median_ci_low_us);
+  EXPECT_FALSE(p.median_ci_high_us);
 }
