@@ -1,7 +1,9 @@
 // Findings from the `virtualization` section: what the way the GPUs were passed through will do
 // to P2P, NUMA placement and link modelling, and what the host's IOMMU setup implies.
 #include <cstdint>
+#include <map>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -130,30 +132,52 @@ void machine_type(const VirtSection& v, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+Value text_list(const std::vector<std::string>& items) {
+  report::ValueList out;
+  for (const auto& i : items) out.emplace_back(i);
+  return Value(std::move(out));
+}
+
+// One finding per cause: every GPU on the root bus is one fault of the VM's layout, and every GPU
+// behind a port that advertises the same slower rate is one fault of how those ports were made.
 void links(const VirtSection& v, std::vector<Finding>& out) {
+  std::vector<std::string> zeroed;
+  std::map<std::pair<double, double>, std::vector<const report::GpuPassthrough*>> slower;  // (gpu, port) GT/s
   for (const auto& g : v.gpus) {
-    if (g.attachment == "root_bus_integrated") {
-      Finding f = make_finding("virt.gpu_link_zeroed", Severity::warn,
-                       fmt::format("GPU {} sits on the root bus as an integrated endpoint: link speed and width read "
-                                   "Unknown/0",
-                                   g.bdf),
-                       "attach each GPU behind its own pcie-root-port (QEMU: -device pcie-root-port,id=rpN,chassis=N "
-                       "-device vfio-pci,host=BDF,bus=rpN; Proxmox: hostpciN: BDF,pcie=1) so the link is visible");
-      f.evidence = {{"gpu", text(g.bdf)}, {"detail", g.link_detail ? text(*g.link_detail) : Value(nullptr)}};
-      out.push_back(std::move(f));
+    if (g.attachment == "root_bus_integrated") zeroed.push_back(g.bdf);
+    if (g.link_synthetic.value_or(false) && g.port_max_gts && g.gpu_max_gts && *g.port_max_gts + 0.01 < *g.gpu_max_gts)
+      slower[{*g.gpu_max_gts, *g.port_max_gts}].push_back(&g);
+  }
+  if (!zeroed.empty()) {
+    Finding f = make_finding("virt.gpu_link_zeroed", Severity::warn,
+                     fmt::format("{} GPU(s) sit on the root bus as integrated endpoints: link speed and width read "
+                                 "Unknown/0",
+                                 zeroed.size()),
+                     "attach each GPU behind its own pcie-root-port (QEMU: -device pcie-root-port,id=rpN,chassis=N "
+                     "-device vfio-pci,host=BDF,bus=rpN; Proxmox: hostpciN: BDF,pcie=1) so the link is visible");
+    f.evidence = {{"gpus", text_list(zeroed)}};
+    f.affected = zeroed;
+    out.push_back(std::move(f));
+  }
+  for (const auto& [rates, gpus] : slower) {
+    auto [gpu_gts, port_gts] = rates;
+    auto gpu_gen = generation(gpu_gts), port_gen = generation(port_gts);
+    std::vector<std::string> bdfs, ports;
+    for (const auto* g : gpus) {
+      bdfs.push_back(g->bdf);
+      ports.push_back(g->path_above.empty() ? "" : g->path_above.front());
     }
-    if (g.link_synthetic.value_or(false) && g.port_max_gts && g.gpu_max_gts && *g.port_max_gts + 0.01 < *g.gpu_max_gts) {
-      auto gpu_gen = generation(*g.gpu_max_gts), port_gen = generation(*g.port_max_gts);
-      Finding f = make_finding("virt.emulated_port_slower_than_gpu", Severity::warn,
-                       fmt::format("emulated root port advertises {:g} GT/s above a Gen{} GPU: NCCL will model Gen{}",
-                                   *g.port_max_gts, gpu_gen.value_or(0), port_gen.value_or(0)),
-                       fmt::format("QEMU >= 4.0: -device pcie-root-port,x-speed={:g},x-width=16 for this GPU's port; or "
-                                   "give NCCL an NCCL_TOPO_FILE with the real link",
-                                   *g.gpu_max_gts));
-      f.evidence = {{"gpu", text(g.bdf)}, {"gpu_max_gts", Value(*g.gpu_max_gts)}, {"port_max_gts", Value(*g.port_max_gts)},
-                    {"port", text(g.path_above.empty() ? "" : g.path_above.front())}};
-      out.push_back(std::move(f));
-    }
+    Finding f = make_finding("virt.emulated_port_slower_than_gpu", Severity::warn,
+                     fmt::format("emulated root port advertises {:g} GT/s above a Gen{} GPU: NCCL will model Gen{} "
+                                 "({} GPU(s))",
+                                 port_gts, gpu_gen.value_or(0), port_gen.value_or(0), gpus.size()),
+                     fmt::format("QEMU >= 4.0: -device pcie-root-port,x-speed={:g},x-width=16 for these GPUs' ports; "
+                                 "or give NCCL an NCCL_TOPO_FILE with the real link",
+                                 gpu_gts));
+    f.evidence = {{"gpu_max_gts", Value(gpu_gts)}, {"port_max_gts", Value(port_gts)}, {"gpus", text_list(bdfs)},
+                  {"ports", text_list(ports)}};
+    f.affected = bdfs;
+    out.push_back(std::move(f));
   }
 }
 
