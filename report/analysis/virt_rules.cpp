@@ -40,6 +40,12 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+Value text_list(const std::vector<std::string>& items) {
+  report::ValueList out;
+  for (const auto& i : items) out.emplace_back(i);
+  return Value(std::move(out));
+}
+
 std::optional<int> generation(double gts) {
   if (gts >= 63.5) return 6;
   if (gts >= 31.5) return 5;
@@ -132,12 +138,6 @@ void machine_type(const VirtSection& v, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
-Value text_list(const std::vector<std::string>& items) {
-  report::ValueList out;
-  for (const auto& i : items) out.emplace_back(i);
-  return Value(std::move(out));
-}
-
 // One finding per cause: every GPU on the root bus is one fault of the VM's layout, and every GPU
 // behind a port that advertises the same slower rate is one fault of how those ports were made.
 void links(const VirtSection& v, std::vector<Finding>& out) {
@@ -181,38 +181,53 @@ void links(const VirtSection& v, std::vector<Finding>& out) {
   }
 }
 
+// Grouped by severity: a BAR known smaller than memory (warn) and a small BAR of unknown memory (info).
 void bars(const VirtSection& v, std::vector<Finding>& out) {
   constexpr std::int64_t kSmallBarBytes = 256ll << 20;
+  std::map<Severity, std::vector<const report::GpuPassthrough*>> small;
   for (const auto& g : v.gpus) {
-    bool small = g.large_bar == std::optional<bool>(false) || (!g.memory_bytes && g.bar1_bytes && *g.bar1_bytes <= kSmallBarBytes);
-    if (!small) continue;
-    Finding f = make_finding("virt.gpu_small_bar", g.large_bar == std::optional<bool>(false) ? Severity::warn : Severity::info,
-                     fmt::format("GPU {} BAR1 is {}{}: the framebuffer aperture does not cover GPU memory", g.bdf,
-                                 format_bytes(static_cast<std::uint64_t>(*g.bar1_bytes)),
-                                 g.memory_bytes ? " of " + format_bytes(static_cast<std::uint64_t>(*g.memory_bytes)) : ""),
+    bool known_small = g.large_bar == std::optional<bool>(false);
+    if (known_small || (!g.memory_bytes && g.bar1_bytes && *g.bar1_bytes <= kSmallBarBytes))
+      small[known_small ? Severity::warn : Severity::info].push_back(&g);
+  }
+  for (auto it = small.rbegin(); it != small.rend(); ++it) {
+    const auto& gpus = it->second;
+    std::vector<std::string> bdfs, sizes;
+    for (const auto* g : gpus) {
+      bdfs.push_back(g->bdf);
+      sizes.push_back(fmt::format("{}{}", format_bytes(static_cast<std::uint64_t>(g->bar1_bytes.value_or(0))),
+                                  g->memory_bytes ? " of " + format_bytes(static_cast<std::uint64_t>(*g->memory_bytes)) : ""));
+    }
+    Finding f = make_finding("virt.gpu_small_bar", it->first,
+                     fmt::format("{} GPU(s) with BAR1 {}: the framebuffer aperture does not cover GPU memory", gpus.size(),
+                                 sizes.front()),
                      "host firmware: enable Above 4G Decoding and Resizable BAR; VM with OVMF: enlarge the 64-bit MMIO "
                      "window (QEMU: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=262144)");
-    f.evidence = {{"gpu", text(g.bdf)}, {"bar1_bytes", number(*g.bar1_bytes)},
-                  {"memory_bytes", g.memory_bytes ? number(*g.memory_bytes) : Value(nullptr)}};
+    f.evidence = {{"gpus", text_list(bdfs)}, {"bar1", text_list(sizes)}};
+    f.affected = std::move(bdfs);
     out.push_back(std::move(f));
   }
 }
 
 void acs(const VirtSection& v, std::vector<Finding>& out) {
-  for (const auto& g : v.gpus) {
+  std::vector<std::string> gpus, bridges;
+  for (const auto& g : v.gpus)
     for (const auto& a : g.acs_above) {
       if (!a.p2p_redirect.value_or(false)) continue;
-      Finding f = make_finding("virt.acs_redirects_p2p", Severity::warn,
-                       fmt::format("ACS redirect enabled on bridge {} above GPU {}: peer-to-peer traffic detours "
-                                   "through the root complex",
-                                   a.bdf, g.bdf),
-                       "where the GPUs are not split across VMs, clear ACS Request/Completion Redirect on the switch "
-                       "downstream ports (BIOS option, or setpci -s BDF ECAP_ACS+6.w=0); keep it where isolation matters");
-      f.evidence = {{"bridge", text(a.bdf + " " + a.vendor_device)}, {"acs_enabled", text(a.acs_enabled.value_or(""))}};
-      out.push_back(std::move(f));
-      break;  // one per GPU
+      gpus.push_back(g.bdf);
+      bridges.push_back(a.bdf + " " + a.vendor_device + " " + a.acs_enabled.value_or(""));
+      break;  // the nearest redirecting bridge per GPU
     }
-  }
+  if (gpus.empty()) return;
+  Finding f = make_finding("virt.acs_redirects_p2p", Severity::warn,
+                   fmt::format("ACS redirect enabled on bridges above {} GPU(s): peer-to-peer traffic detours through "
+                               "the root complex",
+                               gpus.size()),
+                   "where the GPUs are not split across VMs, clear ACS Request/Completion Redirect on the switch "
+                   "downstream ports (BIOS option, or setpci -s BDF ECAP_ACS+6.w=0); keep it where isolation matters");
+  f.evidence = {{"gpus", text_list(gpus)}, {"bridges", text_list(bridges)}};
+  f.affected = std::move(gpus);
+  out.push_back(std::move(f));
 }
 
 void host(const VirtSection& v, std::vector<Finding>& out) {
@@ -245,16 +260,21 @@ void host(const VirtSection& v, std::vector<Finding>& out) {
                                  g.bdf, g.iommu_group.value_or(-1), foreign.size()),
                      "use a slot whose upstream bridge has ACS, or a platform that isolates it; pcie_acs_override is unsafe");
     f.evidence = {{"gpu", text(g.bdf)}, {"peers", text(join(foreign))}};
+    f.affected = {g.bdf};  // one per GPU: each group has its own peers
     out.push_back(std::move(f));
   }
 }
 
 void guest_modes(const VirtSection& v, std::vector<Finding>& out) {
-  for (const auto& g : v.gpus) {
-    if (g.nvml_virtualization_mode != std::optional<std::string>("vgpu")) continue;
-    Finding f = make_finding("virt.vgpu", Severity::info, fmt::format("GPU {} is a vGPU: P2P, NVLink and profiling are limited", g.bdf),
+  std::vector<std::string> vgpus;
+  for (const auto& g : v.gpus)
+    if (g.nvml_virtualization_mode == std::optional<std::string>("vgpu")) vgpus.push_back(g.bdf);
+  if (!vgpus.empty()) {
+    Finding f = make_finding("virt.vgpu", Severity::info,
+                     fmt::format("{} GPU(s) are vGPUs: P2P, NVLink and profiling are limited", vgpus.size()),
                      "for interconnect work use full passthrough (NVML mode passthrough) or bare metal");
-    f.evidence = {{"gpu", text(g.bdf)}, {"nvml_virtualization_mode", text(*g.nvml_virtualization_mode)}};
+    f.evidence = {{"gpus", text_list(vgpus)}, {"nvml_virtualization_mode", text("vgpu")}};
+    f.affected = std::move(vgpus);
     out.push_back(std::move(f));
   }
   if (v.confidential && !v.gpus.empty()) {
