@@ -91,6 +91,7 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
                            "with a checked P2P transfer afterwards");
     f.evidence = {{"where", text(where(v))}, {"gpus_without_clique", number(static_cast<std::int64_t>(absent.size()))},
                   {"gpus", text(join(absent))}};
+    f.affected = absent;
     out.push_back(std::move(f));
   }
   if (cliques.size() > 1) {
@@ -105,6 +106,7 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
                      "P2P clique capability not checked: config space past 64 bytes needs root",
                      "run `interprobe virt` as root to see whether the hypervisor injected the clique capability");
     f.evidence = {{"gpus", text(join(unknown))}, {"state", text(v.gpus.front().p2p_clique)}};
+    f.affected = unknown;
     out.push_back(std::move(f));
   }
 }
@@ -124,6 +126,7 @@ void numa(const VirtSection& v, std::vector<Finding>& out) {
   f.evidence = {{"gpus", text(join(hidden))},
                 {"guest_numa_nodes", v.numa_nodes ? number(*v.numa_nodes) : Value(nullptr)},
                 {"where", text(where(v))}};
+  f.affected = hidden;
   out.push_back(std::move(f));
 }
 
