@@ -40,6 +40,7 @@ void downtrained_links(const TopologySection& s, std::vector<Finding>& out) {
                   {"max_width", opt_int(d.link.max_width)},
                   {"current_gbps", opt_number(d.link.current_gbps)},
                   {"max_gbps", opt_number(d.link.max_gbps)}};
+    f.affected = {d.bdf};  // one per device: each link trained to its own rate
     f.remedy = "reseat the card or riser, check the slot's lane wiring and BIOS bifurcation settings, and the link "
                "under load (`nvidia-smi -q -d PCIE` or lspci -vv LnkSta)";
     out.push_back(std::move(f));
@@ -105,19 +106,28 @@ void far_rdma_nic(const TopologySection& s, std::vector<Finding>& out) {
   bool has_rdma = std::any_of(s.pci_devices.begin(), s.pci_devices.end(),
                               [](const auto& d) { return d.kind == "infiniband" || d.vendor_id == "15b3"; });
   if (!has_rdma) return;
+  std::vector<std::string> gpus, nics, labels;
   for (const auto& g : s.gpus) {
     if (g.nearest_nics.empty()) continue;
     const auto& n = g.nearest_nics.front();
     if (n.pcie_path != "NODE" && n.pcie_path != "SYS") continue;
-    Finding f;
-    f.id = "topology.gpu_far_from_nic";
-    f.severity = Severity::info;
-    f.title = fmt::format("GPU{} ({}) has no NIC closer than {} ({})", g.index, g.bdf, n.pcie_path, n.bdf);
-    f.evidence = {{"gpu", g.bdf}, {"nearest_nic", n.bdf}, {"pcie_path", n.pcie_path}};
-    f.remedy = "GPUDirect RDMA from this GPU crosses the host bridge or the CPU interconnect; put a NIC under the "
-               "GPU's switch or pin its ranks' traffic to the NUMA-local NIC (NCCL_IB_HCA)";
-    out.push_back(std::move(f));
+    gpus.push_back(g.bdf);
+    nics.push_back(n.bdf);
+    labels.push_back(fmt::format("GPU{} ({}, {})", g.index, g.bdf, n.pcie_path));
   }
+  if (gpus.empty()) return;
+  std::string listed;
+  for (const auto& l : labels) listed += (listed.empty() ? "" : ", ") + l;
+  Finding f;
+  f.id = "topology.gpu_far_from_nic";
+  f.severity = Severity::info;
+  f.title = fmt::format("{} GPU(s) have no NIC under their host bridge: {}", gpus.size(), listed);
+  report::ValueList gpu_list(gpus.begin(), gpus.end()), nic_list(nics.begin(), nics.end());
+  f.evidence = {{"gpus", Value(std::move(gpu_list))}, {"nearest_nics", Value(std::move(nic_list))}};
+  f.remedy = "GPUDirect RDMA from these GPUs crosses the host bridge or the CPU interconnect; put a NIC under each "
+             "GPU's switch or pin its ranks' traffic to the NUMA-local NIC (NCCL_IB_HCA)";
+  f.affected = std::move(gpus);
+  out.push_back(std::move(f));
 }
 
 // Per-device problems only: a tree without /sys/bus/pci (a container) is no fault of the machine.

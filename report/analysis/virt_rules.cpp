@@ -1,7 +1,9 @@
 // Findings from the `virtualization` section: what the way the GPUs were passed through will do
 // to P2P, NUMA placement and link modelling, and what the host's IOMMU setup implies.
 #include <cstdint>
+#include <map>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -36,6 +38,12 @@ std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out;
+}
+
+Value text_list(const std::vector<std::string>& items) {
+  report::ValueList out;
+  for (const auto& i : items) out.emplace_back(i);
+  return Value(std::move(out));
 }
 
 std::optional<int> generation(double gts) {
@@ -83,6 +91,7 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
                            "with a checked P2P transfer afterwards");
     f.evidence = {{"where", text(where(v))}, {"gpus_without_clique", number(static_cast<std::int64_t>(absent.size()))},
                   {"gpus", text(join(absent))}};
+    f.affected = absent;
     out.push_back(std::move(f));
   }
   if (cliques.size() > 1) {
@@ -97,6 +106,7 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
                      "P2P clique capability not checked: config space past 64 bytes needs root",
                      "run `interprobe virt` as root to see whether the hypervisor injected the clique capability");
     f.evidence = {{"gpus", text(join(unknown))}, {"state", text(v.gpus.front().p2p_clique)}};
+    f.affected = unknown;
     out.push_back(std::move(f));
   }
 }
@@ -116,6 +126,7 @@ void numa(const VirtSection& v, std::vector<Finding>& out) {
   f.evidence = {{"gpus", text(join(hidden))},
                 {"guest_numa_nodes", v.numa_nodes ? number(*v.numa_nodes) : Value(nullptr)},
                 {"where", text(where(v))}};
+  f.affected = hidden;
   out.push_back(std::move(f));
 }
 
@@ -130,65 +141,96 @@ void machine_type(const VirtSection& v, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+// One finding per cause: every GPU on the root bus is one fault of the VM's layout, and every GPU
+// behind a port that advertises the same slower rate is one fault of how those ports were made.
 void links(const VirtSection& v, std::vector<Finding>& out) {
+  std::vector<std::string> zeroed;
+  std::map<std::pair<double, double>, std::vector<const report::GpuPassthrough*>> slower;  // (gpu, port) GT/s
   for (const auto& g : v.gpus) {
-    if (g.attachment == "root_bus_integrated") {
-      Finding f = make_finding("virt.gpu_link_zeroed", Severity::warn,
-                       fmt::format("GPU {} sits on the root bus as an integrated endpoint: link speed and width read "
-                                   "Unknown/0",
-                                   g.bdf),
-                       "attach each GPU behind its own pcie-root-port (QEMU: -device pcie-root-port,id=rpN,chassis=N "
-                       "-device vfio-pci,host=BDF,bus=rpN; Proxmox: hostpciN: BDF,pcie=1) so the link is visible");
-      f.evidence = {{"gpu", text(g.bdf)}, {"detail", g.link_detail ? text(*g.link_detail) : Value(nullptr)}};
-      out.push_back(std::move(f));
+    if (g.attachment == "root_bus_integrated") zeroed.push_back(g.bdf);
+    if (g.link_synthetic.value_or(false) && g.port_max_gts && g.gpu_max_gts && *g.port_max_gts + 0.01 < *g.gpu_max_gts)
+      slower[{*g.gpu_max_gts, *g.port_max_gts}].push_back(&g);
+  }
+  if (!zeroed.empty()) {
+    Finding f = make_finding("virt.gpu_link_zeroed", Severity::warn,
+                     fmt::format("{} GPU(s) sit on the root bus as integrated endpoints: link speed and width read "
+                                 "Unknown/0",
+                                 zeroed.size()),
+                     "attach each GPU behind its own pcie-root-port (QEMU: -device pcie-root-port,id=rpN,chassis=N "
+                     "-device vfio-pci,host=BDF,bus=rpN; Proxmox: hostpciN: BDF,pcie=1) so the link is visible");
+    f.evidence = {{"gpus", text_list(zeroed)}};
+    f.affected = zeroed;
+    out.push_back(std::move(f));
+  }
+  for (const auto& [rates, gpus] : slower) {
+    auto [gpu_gts, port_gts] = rates;
+    auto gpu_gen = generation(gpu_gts), port_gen = generation(port_gts);
+    std::vector<std::string> bdfs, ports;
+    for (const auto* g : gpus) {
+      bdfs.push_back(g->bdf);
+      ports.push_back(g->path_above.empty() ? "" : g->path_above.front());
     }
-    if (g.link_synthetic.value_or(false) && g.port_max_gts && g.gpu_max_gts && *g.port_max_gts + 0.01 < *g.gpu_max_gts) {
-      auto gpu_gen = generation(*g.gpu_max_gts), port_gen = generation(*g.port_max_gts);
-      Finding f = make_finding("virt.emulated_port_slower_than_gpu", Severity::warn,
-                       fmt::format("emulated root port advertises {:g} GT/s above a Gen{} GPU: NCCL will model Gen{}",
-                                   *g.port_max_gts, gpu_gen.value_or(0), port_gen.value_or(0)),
-                       fmt::format("QEMU >= 4.0: -device pcie-root-port,x-speed={:g},x-width=16 for this GPU's port; or "
-                                   "give NCCL an NCCL_TOPO_FILE with the real link",
-                                   *g.gpu_max_gts));
-      f.evidence = {{"gpu", text(g.bdf)}, {"gpu_max_gts", Value(*g.gpu_max_gts)}, {"port_max_gts", Value(*g.port_max_gts)},
-                    {"port", text(g.path_above.empty() ? "" : g.path_above.front())}};
-      out.push_back(std::move(f));
-    }
+    Finding f = make_finding("virt.emulated_port_slower_than_gpu", Severity::warn,
+                     fmt::format("emulated root port advertises {:g} GT/s above a Gen{} GPU: NCCL will model Gen{} "
+                                 "({} GPU(s))",
+                                 port_gts, gpu_gen.value_or(0), port_gen.value_or(0), gpus.size()),
+                     fmt::format("QEMU >= 4.0: -device pcie-root-port,x-speed={:g},x-width=16 for these GPUs' ports; "
+                                 "or give NCCL an NCCL_TOPO_FILE with the real link",
+                                 gpu_gts));
+    f.evidence = {{"gpu_max_gts", Value(gpu_gts)}, {"port_max_gts", Value(port_gts)}, {"gpus", text_list(bdfs)},
+                  {"ports", text_list(ports)}};
+    f.affected = bdfs;
+    out.push_back(std::move(f));
   }
 }
 
+// Grouped by severity: a BAR known smaller than memory (warn) and a small BAR of unknown memory (info).
 void bars(const VirtSection& v, std::vector<Finding>& out) {
   constexpr std::int64_t kSmallBarBytes = 256ll << 20;
+  std::map<Severity, std::vector<const report::GpuPassthrough*>> small;
   for (const auto& g : v.gpus) {
-    bool small = g.large_bar == std::optional<bool>(false) || (!g.memory_bytes && g.bar1_bytes && *g.bar1_bytes <= kSmallBarBytes);
-    if (!small) continue;
-    Finding f = make_finding("virt.gpu_small_bar", g.large_bar == std::optional<bool>(false) ? Severity::warn : Severity::info,
-                     fmt::format("GPU {} BAR1 is {}{}: the framebuffer aperture does not cover GPU memory", g.bdf,
-                                 format_bytes(static_cast<std::uint64_t>(*g.bar1_bytes)),
-                                 g.memory_bytes ? " of " + format_bytes(static_cast<std::uint64_t>(*g.memory_bytes)) : ""),
+    bool known_small = g.large_bar == std::optional<bool>(false);
+    if (known_small || (!g.memory_bytes && g.bar1_bytes && *g.bar1_bytes <= kSmallBarBytes))
+      small[known_small ? Severity::warn : Severity::info].push_back(&g);
+  }
+  for (auto it = small.rbegin(); it != small.rend(); ++it) {
+    const auto& gpus = it->second;
+    std::vector<std::string> bdfs, sizes;
+    for (const auto* g : gpus) {
+      bdfs.push_back(g->bdf);
+      sizes.push_back(fmt::format("{}{}", format_bytes(static_cast<std::uint64_t>(g->bar1_bytes.value_or(0))),
+                                  g->memory_bytes ? " of " + format_bytes(static_cast<std::uint64_t>(*g->memory_bytes)) : ""));
+    }
+    Finding f = make_finding("virt.gpu_small_bar", it->first,
+                     fmt::format("{} GPU(s) with BAR1 {}: the framebuffer aperture does not cover GPU memory", gpus.size(),
+                                 sizes.front()),
                      "host firmware: enable Above 4G Decoding and Resizable BAR; VM with OVMF: enlarge the 64-bit MMIO "
                      "window (QEMU: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=262144)");
-    f.evidence = {{"gpu", text(g.bdf)}, {"bar1_bytes", number(*g.bar1_bytes)},
-                  {"memory_bytes", g.memory_bytes ? number(*g.memory_bytes) : Value(nullptr)}};
+    f.evidence = {{"gpus", text_list(bdfs)}, {"bar1", text_list(sizes)}};
+    f.affected = std::move(bdfs);
     out.push_back(std::move(f));
   }
 }
 
 void acs(const VirtSection& v, std::vector<Finding>& out) {
-  for (const auto& g : v.gpus) {
+  std::vector<std::string> gpus, bridges;
+  for (const auto& g : v.gpus)
     for (const auto& a : g.acs_above) {
       if (!a.p2p_redirect.value_or(false)) continue;
-      Finding f = make_finding("virt.acs_redirects_p2p", Severity::warn,
-                       fmt::format("ACS redirect enabled on bridge {} above GPU {}: peer-to-peer traffic detours "
-                                   "through the root complex",
-                                   a.bdf, g.bdf),
-                       "where the GPUs are not split across VMs, clear ACS Request/Completion Redirect on the switch "
-                       "downstream ports (BIOS option, or setpci -s BDF ECAP_ACS+6.w=0); keep it where isolation matters");
-      f.evidence = {{"bridge", text(a.bdf + " " + a.vendor_device)}, {"acs_enabled", text(a.acs_enabled.value_or(""))}};
-      out.push_back(std::move(f));
-      break;  // one per GPU
+      gpus.push_back(g.bdf);
+      bridges.push_back(a.bdf + " " + a.vendor_device + " " + a.acs_enabled.value_or(""));
+      break;  // the nearest redirecting bridge per GPU
     }
-  }
+  if (gpus.empty()) return;
+  Finding f = make_finding("virt.acs_redirects_p2p", Severity::warn,
+                   fmt::format("ACS redirect enabled on bridges above {} GPU(s): peer-to-peer traffic detours through "
+                               "the root complex",
+                               gpus.size()),
+                   "where the GPUs are not split across VMs, clear ACS Request/Completion Redirect on the switch "
+                   "downstream ports (BIOS option, or setpci -s BDF ECAP_ACS+6.w=0); keep it where isolation matters");
+  f.evidence = {{"gpus", text_list(gpus)}, {"bridges", text_list(bridges)}};
+  f.affected = std::move(gpus);
+  out.push_back(std::move(f));
 }
 
 void host(const VirtSection& v, std::vector<Finding>& out) {
@@ -221,16 +263,21 @@ void host(const VirtSection& v, std::vector<Finding>& out) {
                                  g.bdf, g.iommu_group.value_or(-1), foreign.size()),
                      "use a slot whose upstream bridge has ACS, or a platform that isolates it; pcie_acs_override is unsafe");
     f.evidence = {{"gpu", text(g.bdf)}, {"peers", text(join(foreign))}};
+    f.affected = {g.bdf};  // one per GPU: each group has its own peers
     out.push_back(std::move(f));
   }
 }
 
 void guest_modes(const VirtSection& v, std::vector<Finding>& out) {
-  for (const auto& g : v.gpus) {
-    if (g.nvml_virtualization_mode != std::optional<std::string>("vgpu")) continue;
-    Finding f = make_finding("virt.vgpu", Severity::info, fmt::format("GPU {} is a vGPU: P2P, NVLink and profiling are limited", g.bdf),
+  std::vector<std::string> vgpus;
+  for (const auto& g : v.gpus)
+    if (g.nvml_virtualization_mode == std::optional<std::string>("vgpu")) vgpus.push_back(g.bdf);
+  if (!vgpus.empty()) {
+    Finding f = make_finding("virt.vgpu", Severity::info,
+                     fmt::format("{} GPU(s) are vGPUs: P2P, NVLink and profiling are limited", vgpus.size()),
                      "for interconnect work use full passthrough (NVML mode passthrough) or bare metal");
-    f.evidence = {{"gpu", text(g.bdf)}, {"nvml_virtualization_mode", text(*g.nvml_virtualization_mode)}};
+    f.evidence = {{"gpus", text_list(vgpus)}, {"nvml_virtualization_mode", text("vgpu")}};
+    f.affected = std::move(vgpus);
     out.push_back(std::move(f));
   }
   if (v.confidential && !v.gpus.empty()) {

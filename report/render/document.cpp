@@ -72,6 +72,23 @@ Section probes_section(const report::Report& r) {
   return s;
 }
 
+}  // namespace
+
+// "0000:01:00.0"; "3: a, b, c"; "8: first … last": what a grouped finding applies to, short enough
+// for one table cell whatever the count.
+std::string affected_summary(const std::vector<std::string>& affected) {
+  if (affected.empty()) return "";
+  if (affected.size() == 1) return affected.front();
+  if (affected.size() <= 3) {
+    std::string out = fmt::format("{}:", affected.size());
+    for (std::size_t i = 0; i < affected.size(); ++i) out += (i ? ", " : " ") + affected[i];
+    return out;
+  }
+  return fmt::format("{}: {} \u2026 {}", affected.size(), affected.front(), affected.back());
+}
+
+namespace {
+
 Section findings_section(const report::Report& r) {
   Section s{"findings", {}};
   if (r.findings.empty()) {
@@ -80,7 +97,7 @@ Section findings_section(const report::Report& r) {
   }
   Table t{"", {"severity", "finding", "evidence", "what to do"}, {}, {}};
   for (const auto& f : r.findings) {
-    std::string evidence;
+    std::string evidence = f.affected.empty() ? "" : "affected " + affected_summary(f.affected);
     for (const auto& [k, v] : f.evidence) evidence += fmt::format("{}{}={}", evidence.empty() ? "" : ", ", k, report::value_to_text(v));
     t.rows.push_back({severity_cell(f.severity), Cell(f.title), Cell(evidence, Tone::dim), Cell(f.remedy)});
   }

@@ -70,4 +70,7 @@ void add_virtualization_view(const report::Report& report, Document& doc);  // v
 void add_collective_view(const report::Report& report, Document& doc);      // collective_view.cpp
 void add_bandwidth_view(const report::Report& report, Document& doc);       // bandwidth_view.cpp
 
+// What a grouped finding applies to, compact: "8: 0000:01:00.0 \u2026 0000:08:00.0".
+std::string affected_summary(const std::vector<std::string>& affected);
+
 }  // namespace interprobe::render

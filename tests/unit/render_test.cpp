@@ -3,7 +3,10 @@
 
 #include <cstdlib>
 
+#include "report/render/document.hpp"
 #include "report/render/renderers.hpp"
+
+#include <fmt/format.h>
 
 using namespace interprobe;
 using interprobe::render::Cell;
@@ -73,4 +76,15 @@ TEST(Render, TableAlignsUtf8ByCodePoints) {
   std::string out = render_text(doc, TextStyle{false});
   EXPECT_NE(out.find("µµ  x"), std::string::npos) << out;
   EXPECT_NE(out.find("ab  y"), std::string::npos) << out;
+}
+
+// A grouped finding lists its devices compactly in the findings table.
+TEST(Render, AffectedDevicesAreSummarized) {
+  using interprobe::render::affected_summary;
+  EXPECT_EQ(affected_summary({}), "");
+  EXPECT_EQ(affected_summary({"0000:01:00.0"}), "0000:01:00.0");
+  EXPECT_EQ(affected_summary({"a", "b"}), "2: a, b");
+  std::vector<std::string> eight;
+  for (int i = 1; i <= 8; ++i) eight.push_back(fmt::format("0000:0{}:00.0", i));
+  EXPECT_EQ(affected_summary(eight), "8: 0000:01:00.0 \u2026 0000:08:00.0");
 }

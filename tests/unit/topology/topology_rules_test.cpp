@@ -1,6 +1,8 @@
 // Findings from the topology section, on the fixtures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "report/analysis/findings.hpp"
 #include "topology_test_support.hpp"
 
@@ -33,6 +35,10 @@ TEST(TopologyRules, BareMetalNarrowLinkAndFarPairs) {
   const auto* nic = find(fs, "topology.gpu_far_from_nic");
   ASSERT_TRUE(nic);
   EXPECT_NE(nic->title.find("GPU7"), std::string::npos) << nic->title;
+  // One finding for every GPU far from its NIC, the GPUs listed in `affected`.
+  EXPECT_EQ(std::count_if(fs.begin(), fs.end(), [](const auto& f) { return f.id == "topology.gpu_far_from_nic"; }), 1);
+  EXPECT_FALSE(nic->affected.empty());
+  EXPECT_EQ(narrow->affected, std::vector<std::string>{"0000:0a:00.0"});
   EXPECT_FALSE(find(fs, "topology.p2p_not_supported"));  // no NVML data: nothing claimed
   EXPECT_FALSE(find(fs, "topology.sysfs_unreadable"));
 }

@@ -73,9 +73,27 @@ TEST(VirtAudit, ProxmoxGpusBehindEmulatedPortAndOnTheRootBus) {
   EXPECT_EQ(finding(f, "virt.gpu_numa_hidden")->severity, report::Severity::warn);  // 2 guest NUMA nodes
   ASSERT_NE(finding(f, "virt.emulated_port_slower_than_gpu"), nullptr);
   EXPECT_EQ(finding(f, "virt.emulated_port_slower_than_gpu")->title,
-            "emulated root port advertises 16 GT/s above a Gen5 GPU: NCCL will model Gen4");
-  EXPECT_NE(finding(f, "virt.gpu_link_zeroed"), nullptr);
+            "emulated root port advertises 16 GT/s above a Gen5 GPU: NCCL will model Gen4 (1 GPU(s))");
+  EXPECT_EQ(finding(f, "virt.emulated_port_slower_than_gpu")->affected, std::vector<std::string>{"0000:01:00.0"});
+  ASSERT_NE(finding(f, "virt.gpu_link_zeroed"), nullptr);
+  EXPECT_EQ(finding(f, "virt.gpu_link_zeroed")->affected, std::vector<std::string>{"0000:00:10.0"});
   EXPECT_EQ(finding(f, "virt.i440fx_conventional_pci"), nullptr);
+}
+
+// One cause, one finding: eight GPUs behind eight emulated 16 GT/s ports are one warning that
+// lists all eight (before, eight identical warnings).
+TEST(VirtAudit, ProxmoxEightGpusGiveOneEmulatedPortFinding) {
+  auto v = detect_tree(std::filesystem::path(INTERPROBE_FIXTURES) / "topology" / "proxmox-q35-8gpu-rootports");
+  ASSERT_EQ(v.gpus.size(), 8u);
+  auto f = findings_for(v);
+  auto n = std::count_if(f.begin(), f.end(), [](const auto& x) { return x.id == "virt.emulated_port_slower_than_gpu"; });
+  ASSERT_EQ(n, 1);
+  const auto* slow = finding(f, "virt.emulated_port_slower_than_gpu");
+  EXPECT_EQ(slow->affected.size(), 8u);
+  EXPECT_EQ(slow->affected.front(), "0000:01:00.0");
+  EXPECT_EQ(slow->affected.back(), "0000:08:00.0");
+  EXPECT_EQ(std::get<report::ValueList>(slow->evidence.at("gpus")).size(), 8u);
+  EXPECT_EQ(std::get<double>(slow->evidence.at("port_max_gts")), 16.0);
 }
 
 TEST(VirtAudit, CloudHypervisorCliqueIsRead) {
