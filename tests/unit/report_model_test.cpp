@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -284,4 +285,16 @@ TEST(ReadmeExamples, FindingTableMatchesTheSchema) {
   while (std::getline(lines, line) && (line.empty() || line[0] == '|'))
     if (line.rfind("| `", 0) == 0) documented.insert(line.substr(3, line.find('`', 3) - 3));
   EXPECT_EQ(documented, schema_enum("/$defs/finding_id"));
+}
+
+// Every id the rules can write is in the schema's list (the rules spell ids as literals).
+TEST(ReadmeExamples, EveryFindingIdOfTheRulesIsInTheSchema) {
+  std::set<std::string> in_rules;
+  const std::regex id(R"("((probe|libraries|topology|virt|bandwidth|collective|gpu)\.[a-z0-9_]+)")");
+  for (const auto& e : fs::directory_iterator(fs::path(INTERPROBE_SOURCE_DIR) / "report/analysis")) {
+    std::string text = read_text(e.path());
+    for (std::sregex_iterator it(text.begin(), text.end(), id), end; it != end; ++it) in_rules.insert((*it)[1]);
+  }
+  EXPECT_GE(in_rules.size(), 30u);
+  EXPECT_EQ(in_rules, schema_enum("/$defs/finding_id"));
 }
