@@ -7,6 +7,7 @@
 
 #include "probes/gpu/cuda_driver.hpp"
 #include "probes/runtime/library_file.hpp"
+#include "probes/runtime/nccl_build.hpp"
 
 namespace interprobe {
 
@@ -69,6 +70,11 @@ void ask_loaded_library(VendorLibrary lib, const DynamicLibrary& dl, report::Lib
       if (auto get = dl.symbol<int(int*)>("ncclGetVersion")) {
         int v = 0;
         if (get(&v) == 0) version = dotted_nccl_version(v);
+      }
+      // The simulator builds its version string from its description at run time: it answers.
+      if (auto sim_major = dl.symbol<int()>("interprobe_sim_nccl_cuda_major")) info.cuda_major = sim_major();
+      else if (info.path) {
+        if (auto major = nccl_cuda_major_of_file(*info.path)) info.cuda_major = *major;
       }
       break;
     case VendorLibrary::cublaslt:

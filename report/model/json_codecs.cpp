@@ -6,7 +6,7 @@
 namespace interprobe::report {
 
 // --- top level
-INTERPROBE_JSON(LibraryInfo, found, path, version, version_source, driver_version, device_count, reason, simulated)
+INTERPROBE_JSON(LibraryInfo, found, path, version, version_source, driver_version, device_count, reason, simulated, cuda_major)
 INTERPROBE_JSON(CompiledFeatures, cuda, nccl, nvml, hwloc, libpci, mpi)
 INTERPROBE_JSON(ToolInfo, name, version, features, libraries, libraries_not_probed)
 INTERPROBE_JSON(HostInfo, hostname, kernel, root, live, started_at, duration_s)

@@ -51,6 +51,9 @@ struct LibraryInfo {
   // Set when the loaded library is interprobe's test simulator (tests/sim), to its version:
   // such a run never passes for a measurement of real hardware.
   std::optional<std::string> simulated;
+  // NCCL: the CUDA major version the library was built for ("+cuda12.6" in its version string);
+  // a libnccl built for a newer CUDA than the driver supports fails at its first call.
+  std::optional<std::int64_t> cuda_major;
 };
 
 // "file name" or "soname" when the version was read off the library's file instead of asked from

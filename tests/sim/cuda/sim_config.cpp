@@ -54,6 +54,25 @@ std::vector<std::vector<bool>> read_peer_access(const json& j, std::size_t n) {
   return m;
 }
 
+NvmlSpec read_nvml(const json& j) {
+  NvmlSpec n;
+  n.driver_version = j.value("driver_version", n.driver_version);
+  n.nvlinks_per_gpu = j.value("nvlinks_per_gpu", n.nvlinks_per_gpu);
+  n.nvlink_version = j.value("nvlink_version", n.nvlink_version);
+  n.nvlink_remote = j.value("nvlink_remote", n.nvlink_remote);
+  n.virtualization_mode = j.value("virtualization_mode", n.virtualization_mode);
+  n.p2p_off_status = j.value("p2p_off_status", n.p2p_off_status);
+  n.bar1_bytes = j.value("bar1_bytes", n.bar1_bytes);
+  n.idle_power_w = j.value("idle_power_w", n.idle_power_w);
+  n.max_power_w = j.value("max_power_w", n.max_power_w);
+  n.sm_clock_mhz = j.value("sm_clock_mhz", n.sm_clock_mhz);
+  n.utilization_period_s = j.value("utilization_period_s", n.utilization_period_s);
+  if (n.nvlinks_per_gpu < 0 || n.nvlinks_per_gpu > 18) throw std::runtime_error("nvml.nvlinks_per_gpu: 0..18 (NVML_NVLINK_MAX_LINKS)");
+  if (n.nvlink_remote != "nvswitch" && n.nvlink_remote != "gpu") throw std::runtime_error("nvml.nvlink_remote: \"nvswitch\" or \"gpu\"");
+  if (!(n.utilization_period_s > 0)) throw std::runtime_error("nvml.utilization_period_s: must be > 0");
+  return n;
+}
+
 }  // namespace
 
 SimConfig default_config() {
@@ -87,6 +106,7 @@ SimConfig parse_config(const std::string& json_text, const std::string& origin) 
     c.faults.hang_peer_copies = faults.value("hang_peer_copies", false);
     c.faults.oom = faults.value("oom", false);
     c.faults.ecc_error = faults.value("ecc_error", false);
+    c.nvml = read_nvml(j.value("nvml", json::object()));
     return c;
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("simulated CUDA description {}: {}", origin, e.what()));

@@ -29,6 +29,20 @@ struct Faults {
   bool ecc_error = false;            // after the first copy, waits report CUDA_ERROR_ECC_UNCORRECTABLE
 };
 
+// What the simulated libnvidia-ml.so.1 adds to the devices (the description's "nvml" object).
+struct NvmlSpec {
+  std::string driver_version = "550.54.15";  // nvmlSystemGetDriverVersion
+  int nvlinks_per_gpu = 0;                   // 0: no NVLink (nvmlDeviceGetNvLinkState fails on link 0)
+  unsigned nvlink_version = 7;               // nvmlNvlinkVersion_t (7 = 5.0: what Hopper reports)
+  std::string nvlink_remote = "nvswitch";    // "nvswitch" or "gpu" (links dealt round-robin to peers)
+  int virtualization_mode = 0;               // nvmlGpuVirtualizationMode_t: 0 none, 1 passthrough, 2 vgpu
+  int p2p_off_status = 1;                    // nvmlGpuP2PStatus_t of a pair without peer access (1 chipset)
+  std::uint64_t bar1_bytes = std::uint64_t{256} << 20;
+  double idle_power_w = 70, max_power_w = 700;  // power follows utilization
+  unsigned sm_clock_mhz = 1980;
+  double utilization_period_s = 10;          // utilization: a triangle wave 0..100 % with this period
+};
+
 struct SimConfig {
   std::string description;
   int driver_version = 12040;
@@ -40,6 +54,7 @@ struct SimConfig {
   LinkModel peer{50, 2};     // direct peer copies (peer access on)
   LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
   Faults faults;
+  NvmlSpec nvml;
 };
 
 // The documented default (two GPUs with working P2P) when no description is given.

@@ -183,6 +183,9 @@ Result run(Clique& c) {
 #define SIM_API extern "C" __attribute__((visibility("default")))
 
 SIM_API const char* interprobe_sim_version() { return "interprobe-sim 1"; }
+// A real libnccl carries "NCCL version X+cudaM.N" as a literal in its file; this one's comes from
+// the description, so it tells interprobe directly.
+SIM_API int interprobe_sim_nccl_cuda_major() { return settings().cuda_major; }
 
 SIM_API Result ncclGetVersion(int* version) {
   *version = settings().version;

@@ -1,0 +1,56 @@
+// `interprobe run` against the simulated libcuda, libnccl and libnvidia-ml (tests/sim) with the
+// 2x A100 P2P-corrupt description: the CUDA bandwidth sweeps and the NCCL all-reduce come out,
+// the vendor library lines say simulated, the corrupt P2P is found, the report validates.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "report/model/json.hpp"
+#include "support/run_binary.hpp"
+#include "support/temp_tree.hpp"
+
+using interprobe::testing::run_interprobe;
+
+TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
+  interprobe::testing::TempTree tree;
+  auto file = tree.path() / "report.json";
+  auto p = run_interprobe({"run", "-o", file.string(), "-q"},
+                          {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
+                           std::string("INTERPROBE_NCCL_LIB=") + INTERPROBE_SIM_NCCL,
+                           std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML,
+                           std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/a100-pcie-2x-p2p-corrupt.json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto r = interprobe::report::parse_report_text(text, file.string());
+  for (const char* lib : {"cuda", "nccl"}) {
+    ASSERT_TRUE(r.tool.libraries.count(lib)) << lib;
+    EXPECT_EQ(r.tool.libraries.at(lib).simulated, "interprobe-sim 1") << lib;
+  }
+  EXPECT_EQ(r.tool.libraries.at("nccl").cuda_major, 12);
+  ASSERT_TRUE(r.bandwidth);
+  int cuda_sweeps = 0;
+  for (const auto& s : r.bandwidth->sweeps)
+    if (s.engine == "cuda") {
+      ++cuda_sweeps;
+      EXPECT_EQ(s.status, "complete") << s.kind << " " << s.reason.value_or("");
+    }
+  EXPECT_GE(cuda_sweeps, 5);  // h2d, d2h per GPU, the peer copies
+  bool corrupt = false;
+  for (const auto& pair : r.bandwidth->p2p_pairs) corrupt |= pair.truth == "corrupt";
+  EXPECT_TRUE(corrupt);
+  ASSERT_TRUE(r.collective);
+  ASSERT_FALSE(r.collective->allreduce.empty());
+  EXPECT_EQ(r.collective->allreduce[0].status, "complete") << r.collective->allreduce[0].reason.value_or("");
+  bool data_corrupted = false;
+  for (const auto& f : r.findings) data_corrupted |= f.id == "bandwidth.data_corrupted";
+  EXPECT_TRUE(data_corrupted);
+  std::string python = INTERPROBE_PYTHON3;
+  if (python.empty() || std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "python3-jsonschema not installed";
+  std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
+                    "/report/schema/report.schema.json " + file.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
