@@ -33,19 +33,19 @@ TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
   ASSERT_TRUE(r.bandwidth);
   int cuda_sweeps = 0;
   for (const auto& s : r.bandwidth->sweeps)
-    if (s.engine == "cuda") {
+    if (s.engine == interprobe::report::BandwidthEngine::cuda) {
       ++cuda_sweeps;
-      EXPECT_EQ(s.status, "complete") << s.kind << " " << s.reason.value_or("");
+      EXPECT_EQ(s.status, interprobe::report::SweepStatus::complete) << to_string(s.kind) << " " << s.reason.value_or("");
     }
   EXPECT_GE(cuda_sweeps, 5);  // h2d, d2h per GPU, the peer copies
   bool corrupt = false;
-  for (const auto& pair : r.bandwidth->p2p_pairs) corrupt |= pair.truth == "corrupt";
+  for (const auto& pair : r.bandwidth->p2p_pairs) corrupt |= pair.truth == interprobe::report::P2pTruth::corrupt;
   EXPECT_TRUE(corrupt);
   ASSERT_TRUE(r.collective);
   ASSERT_FALSE(r.collective->allreduce.empty());
-  EXPECT_EQ(r.collective->allreduce[0].status, "complete") << r.collective->allreduce[0].reason.value_or("");
+  EXPECT_EQ(r.collective->allreduce[0].status, interprobe::report::AllreduceStatus::complete) << r.collective->allreduce[0].reason.value_or("");
   bool data_corrupted = false;
-  for (const auto& f : r.findings) data_corrupted |= f.id == "bandwidth.data_corrupted";
+  for (const auto& f : r.findings) data_corrupted |= f.id == "bandwidth.p2p_data_corrupted";  // the corruption is on the peer path
   EXPECT_TRUE(data_corrupted);
   std::string python = INTERPROBE_PYTHON3;
   if (python.empty() || std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) != 0)
