@@ -47,17 +47,17 @@ double link_encoding_efficiency(double gts) {
   return 242.0 / 256.0;
 }
 
-double link_gbps(double gts, int width) { return gts * link_encoding_efficiency(gts) * width / 8.0; }
+double link_gbps(double gts, std::int64_t width) { return gts * link_encoding_efficiency(gts) * width / 8.0; }
 
 void complete_link(report::PciLink& link) {
   link.current_gbps.reset();
   link.max_gbps.reset();
-  if (link.current_gts && link.current_width) link.current_gbps = link_gbps(*link.current_gts, *link.current_width);
-  if (link.max_gts && link.max_width) link.max_gbps = link_gbps(*link.max_gts, *link.max_width);
+  if (link.current_gts && link.current_lanes) link.current_gbps = link_gbps(*link.current_gts, *link.current_lanes);
+  if (link.max_gts && link.max_lanes) link.max_gbps = link_gbps(*link.max_gts, *link.max_lanes);
   bool speed_known = link.current_gts && link.max_gts;
-  bool width_known = link.current_width && link.max_width;
+  bool width_known = link.current_lanes && link.max_lanes;
   bool slower = speed_known && *link.current_gts + 1e-9 < *link.max_gts;
-  bool narrower = width_known && *link.current_width < *link.max_width;
+  bool narrower = width_known && *link.current_lanes < *link.max_lanes;
   if (slower || narrower) link.downtrained = true;
   else if (speed_known && width_known) link.downtrained = false;
   else link.downtrained.reset();

@@ -27,7 +27,7 @@ LinkAttribute<int> parse_link_width(std::string_view text);
 // FLIT 242/256 from 64 GT/s.
 double link_encoding_efficiency(double gts);
 // hwloc's convention: GT/s x encoding x width / 8, GB/s per direction.
-double link_gbps(double gts, int width);
+double link_gbps(double gts, std::int64_t width);
 
 // Fills the gbps fields and `downtrained` from the speeds and widths already set.
 void complete_link(report::PciLink& link);
