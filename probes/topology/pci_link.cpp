@@ -63,23 +63,4 @@ void complete_link(report::PciLink& link) {
   else link.downtrained.reset();
 }
 
-std::optional<int> pcie_generation(double gts) {
-  static constexpr double kRates[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0};
-  for (int i = 0; i < 7; ++i)
-    if (std::fabs(gts - kRates[i]) < 0.01) return i + 1;
-  return std::nullopt;
-}
-
-std::string describe_link(const std::optional<double>& gts, const std::optional<int>& width) {
-  if (!gts && !width) return "-";
-  std::string speed = "?";
-  if (gts) {
-    auto gen = pcie_generation(*gts);
-    speed = gen ? fmt::format("Gen{}", *gen) : fmt::format("{:g}GT/s", *gts);
-  }
-  std::string lanes = width ? fmt::format("x{}", *width) : "x?";
-  if (gts && width) return fmt::format("{} {} ({:.1f} GB/s)", speed, lanes, link_gbps(*gts, *width));
-  return speed + " " + lanes;
-}
-
 }  // namespace interprobe

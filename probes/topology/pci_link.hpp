@@ -32,9 +32,4 @@ double link_gbps(double gts, std::int64_t width);
 // Fills the gbps fields and `downtrained` from the speeds and widths already set.
 void complete_link(report::PciLink& link);
 
-// "Gen4 x16 (31.5 GB/s)"-style label for views; "-" when nothing is known.
-std::string describe_link(const std::optional<double>& gts, const std::optional<int>& width);
-// PCIe generation from the rate (8 -> 3); nullopt for rates that are no PCIe generation.
-std::optional<int> pcie_generation(double gts);
-
 }  // namespace interprobe

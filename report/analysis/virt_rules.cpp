@@ -46,16 +46,6 @@ Value text_list(const std::vector<std::string>& items) {
   return Value(std::move(out));
 }
 
-std::optional<int> generation(double gts) {
-  if (gts >= 63.5) return 6;
-  if (gts >= 31.5) return 5;
-  if (gts >= 15.5) return 4;
-  if (gts >= 7.5) return 3;
-  if (gts >= 4.5) return 2;
-  if (gts >= 2) return 1;
-  return std::nullopt;
-}
-
 void conflicts(const VirtSection& v, std::vector<Finding>& out) {
   if (v.conflicts.empty()) return;
   Finding f = make_finding("virt.signals_disagree", Severity::info,
@@ -165,7 +155,7 @@ void links(const VirtSection& v, std::vector<Finding>& out) {
   }
   for (const auto& [rates, gpus] : slower) {
     auto [gpu_gts, port_gts] = rates;
-    auto gpu_gen = generation(gpu_gts), port_gen = generation(port_gts);
+    auto gpu_gen = pcie_generation(gpu_gts), port_gen = pcie_generation(port_gts);
     std::vector<std::string> bdfs, ports;
     for (const auto* g : gpus) {
       bdfs.push_back(g->bdf);

@@ -66,8 +66,7 @@ void fuzz_link(const std::string& text) {
   link.current_lanes = parse_link_width(text).value;
   link.max_lanes = link.current_lanes;
   complete_link(link);
-  (void)describe_link(link.current_gts, link.current_lanes);
-  (void)describe_link(link.current_gts, 16);
+  if (link.current_gts) (void)pcie_generation(*link.current_gts);
 }
 
 void fuzz_numbers(const std::string& text) {
