@@ -74,4 +74,12 @@ std::string format_us(double us) {
   return fmt::format("{:.2f}", us);
 }
 
+std::optional<int> pcie_generation(double gts) {
+  static constexpr double kFloorGts[] = {2.0, 4.5, 7.5, 15.5, 31.5, 63.5, 127.0};  // Gen1 .. Gen7
+  std::optional<int> generation;
+  for (int i = 0; i < 7; ++i)
+    if (gts >= kFloorGts[i]) generation = i + 1;
+  return generation;
+}
+
 }  // namespace interprobe

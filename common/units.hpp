@@ -1,6 +1,7 @@
 #pragma once
 // Byte sizes and rates. Sizes on the command line take binary suffixes (K, M, G, T = 2^10...).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,5 +16,9 @@ std::string format_size_label(std::uint64_t bytes);
 // GB/s with a sensible number of digits.
 std::string format_gbps(double gbps);
 std::string format_us(double us);
+// PCIe generation of a link rate in GT/s (2.5 -> 1 ... 64 -> 6, 128 -> 7). Thresholds halfway-ish
+// below each rate, so emulated or rounded rates (15.9, 31.5) still name their generation;
+// nullopt below 2 GT/s.
+std::optional<int> pcie_generation(double gts);
 
 }  // namespace interprobe

@@ -10,7 +10,7 @@ namespace {
 
 std::string link_label(const report::PciLink& l) {
   std::string speed = l.current_gts ? fmt::format("{:g} GT/s", *l.current_gts) : "? GT/s";
-  std::string width = l.current_width ? fmt::format("x{}", *l.current_width) : "x?";
+  std::string width = l.current_lanes ? fmt::format("x{}", *l.current_lanes) : "x?";
   return speed + " " + width;
 }
 
@@ -67,13 +67,13 @@ std::optional<ExpectedRate> expected_rate(const report::TopologySection& t, cons
   for (const auto& pair : t.gpu_pairs) {
     if (!((pair.a_bdf == *a && pair.b_bdf == *b) || (pair.a_bdf == *b && pair.b_bdf == *a))) continue;
     std::optional<ExpectedRate> r;
-    if (pair.nvlinks > 0) {
+    if (pair.nvlink_count > 0) {
       double per_link = nvlink_gbps_per_link(t, *a);
-      r = ExpectedRate{pair.nvlinks * per_link,
-                       fmt::format("{} NVLinks x {:.0f} GB/s per direction", pair.nvlinks, per_link)};
+      r = ExpectedRate{pair.nvlink_count * per_link,
+                       fmt::format("{} NVLinks x {:.0f} GB/s per direction", pair.nvlink_count, per_link)};
     } else if (pair.bottleneck_gbps) {
       r = ExpectedRate{*pair.bottleneck_gbps,
-                       fmt::format("slowest PCIe link on the {} path: {:.1f} GB/s raw", pair.pcie_path, *pair.bottleneck_gbps)};
+                       fmt::format("slowest PCIe link on the {} path: {:.1f} GB/s raw", report::to_string(pair.pcie_path), *pair.bottleneck_gbps)};
     }
     if (r && s.directions == 2) {
       r->gbps *= 2;

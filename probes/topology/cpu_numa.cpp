@@ -106,7 +106,7 @@ void read_packages_from_sysfs(const HostRoot& root, report::CpuTopology& cpu) {
     cpu.packages.push_back(std::move(package));
   }
   if (!cores.empty()) cpu.cores = static_cast<int>(cores.size());
-  cpu.packages_source = "sysfs";
+  cpu.packages_source = report::PackagesSource::sysfs;
 }
 
 }  // namespace

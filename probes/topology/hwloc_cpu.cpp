@@ -78,7 +78,7 @@ bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, st
   }
   int cores = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_CORE);
   if (cores > 0) cpu.cores = cores;
-  cpu.packages_source = "hwloc";
+  cpu.packages_source = report::PackagesSource::hwloc;
   return true;
 }
 

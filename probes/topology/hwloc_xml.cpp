@@ -111,7 +111,7 @@ void read_cpu(hwloc_topology_t t, report::CpuTopology& cpu) {
     if (const char* model = hwloc_obj_get_info_by_name(obj, "CPUModel")) p.model = std::string(model);
     cpu.packages.push_back(std::move(p));
   }
-  if (!cpu.packages.empty()) cpu.packages_source = "hwloc_xml";
+  if (!cpu.packages.empty()) cpu.packages_source = report::PackagesSource::hwloc_xml;
   int nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
   std::vector<hwloc_obj_t> node_objs;
   for (int i = 0; i < nodes; ++i) {
@@ -178,13 +178,14 @@ void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
         report::NvLinkInfo info;
         info.active = true;
         if (peer->type == HWLOC_OBJ_OS_DEVICE && pci_parent(peer)) {
-          info.remote_kind = "gpu";
+          info.remote_kind = report::NvLinkRemoteKind::gpu;
           info.remote_bdf = bdf_of(pci_parent(peer)->attr->pcidev);
         } else if (peer->type == HWLOC_OBJ_PCI_DEVICE) {
-          info.remote_kind = peer->attr->pcidev.vendor_id == 0x10de ? "nvswitch" : "unknown";
+          info.remote_kind = peer->attr->pcidev.vendor_id == 0x10de ? report::NvLinkRemoteKind::nvswitch
+                                                                   : report::NvLinkRemoteKind::unknown;
           info.remote_bdf = bdf_of(peer->attr->pcidev);
         } else {
-          info.remote_kind = "cpu";
+          info.remote_kind = report::NvLinkRemoteKind::cpu;
         }
         for (int k = 0; k < links; ++k) {
           info.link = static_cast<int>(rec.nvlinks.size());

@@ -56,12 +56,12 @@ struct NvmlEntryPoints {
         p2p_status(dl.symbol<nvml::DeviceGetP2PStatusFn>("nvmlDeviceGetP2PStatus")) {}
 };
 
-std::string remote_kind_name(int type) {
+report::NvLinkRemoteKind remote_kind_name(int type) {
   switch (type) {
-    case nvml::kNvLinkDeviceGpu: return "gpu";
-    case nvml::kNvLinkDeviceSwitch: return "nvswitch";
-    case nvml::kNvLinkDeviceIbmNpu: return "cpu";
-    default: return "unknown";
+    case nvml::kNvLinkDeviceGpu: return report::NvLinkRemoteKind::gpu;
+    case nvml::kNvLinkDeviceSwitch: return report::NvLinkRemoteKind::nvswitch;
+    case nvml::kNvLinkDeviceIbmNpu: return report::NvLinkRemoteKind::cpu;
+    default: return report::NvLinkRemoteKind::unknown;
   }
 }
 
@@ -107,7 +107,7 @@ std::optional<NvmlTopology> query_live_nvml(std::string* reason) {
     return std::nullopt;
   }
   NvmlTopology out;
-  out.source = "live";
+  out.source = report::NvmlSource::live;
   char text[nvml::kSystemDriverVersionBufferSize] = {};
   if (f.driver_version && f.driver_version(text, sizeof text) == nvml::kSuccess) out.driver_version = std::string(text);
   unsigned count = 0;
@@ -137,7 +137,7 @@ std::optional<NvmlTopology> query_live_nvml(std::string* reason) {
   }
   std::sort(handles.begin(), handles.end(), [](const auto& x, const auto& y) { return bdf_less(x.first, y.first); });
   if (f.p2p_status) {
-    auto status = [&](nvml::Device a, nvml::Device b, int index) -> std::optional<std::string> {
+    auto status = [&](nvml::Device a, nvml::Device b, int index) -> std::optional<report::P2pCapability> {
       int value = 0;
       if (f.p2p_status(a, b, index, &value) != nvml::kSuccess) return std::nullopt;
       return p2p_status_name(value);

@@ -16,14 +16,6 @@ using json = nlohmann::json;
 constexpr const char* kFormatName = "interprobe-nvml-topology";
 constexpr int kFormatVersion = 1;
 
-const char* const kP2pNames[] = {"ok", "chipset_not_supported", "gpu_not_supported", "topology_not_supported",
-                                 "disabled_by_regkey", "not_supported", "unknown"};
-
-bool is_p2p_name(const std::string& s) {
-  for (const char* n : kP2pNames)
-    if (s == n) return true;
-  return false;
-}
 
 struct RecordingError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -49,10 +41,19 @@ std::string req_bdf(const json& j, const char* key, const std::string& where) {
   return *bdf;
 }
 
-std::optional<std::string> opt_p2p(const json& j, const char* key, const std::string& where) {
+std::optional<report::P2pCapability> opt_p2p(const json& j, const char* key, const std::string& where) {
   auto v = opt_string(j, key, where);
-  if (v && !is_p2p_name(*v)) throw RecordingError(fmt::format("{}.{}: '{}' is no P2P status", where, key, v->substr(0, 40)));
-  return v;
+  if (!v) return std::nullopt;
+  auto status = report::parse_enum<report::P2pCapability>(*v);
+  if (!status) throw RecordingError(fmt::format("{}.{}: '{}' is no P2P status", where, key, v->substr(0, 40)));
+  return status;
+}
+
+// A mode this interprobe does not know reads as `unknown` (a newer driver's recording).
+std::optional<report::VirtualizationMode> opt_virtualization_mode(const json& j, const std::string& where) {
+  auto v = opt_string(j, "virtualization_mode", where);
+  if (!v) return std::nullopt;
+  return report::parse_enum<report::VirtualizationMode>(*v).value_or(report::VirtualizationMode::unknown);
 }
 
 NvmlGpuRecord parse_gpu(const json& d, const std::string& where) {
@@ -61,7 +62,7 @@ NvmlGpuRecord parse_gpu(const json& d, const std::string& where) {
   gpu.bdf = req_bdf(d, "pci_bus_id", where);
   gpu.name = opt_string(d, "name", where);
   gpu.uuid = opt_string(d, "uuid", where);
-  gpu.virtualization_mode = opt_string(d, "virtualization_mode", where);
+  gpu.virtualization_mode = opt_virtualization_mode(d, where);
   gpu.memory_total_bytes = opt_integer(d, "memory_total_bytes", where);
   gpu.bar1_total_bytes = opt_integer(d, "bar1_total_bytes", where);
   if (d.contains("nvlinks")) {
@@ -76,11 +77,11 @@ NvmlGpuRecord parse_gpu(const json& d, const std::string& where) {
       if (l.contains("active") && l["active"].is_boolean()) info.active = l["active"].get<bool>();
       if (l.contains("version") && l["version"].is_number_integer()) info.version = l["version"].get<int>();
       if (l.contains("remote_pci_bus_id") && !l["remote_pci_bus_id"].is_null()) info.remote_bdf = req_bdf(l, "remote_pci_bus_id", lw);
-      auto kind = opt_string(l, "remote_device_type", lw).value_or("unknown");
-      if (kind == "ibmnpu") kind = "cpu";
-      if (kind != "gpu" && kind != "nvswitch" && kind != "cpu" && kind != "unknown")
-        throw RecordingError(fmt::format("{}.remote_device_type: '{}' is not gpu, nvswitch, ibmnpu or unknown", lw, kind.substr(0, 40)));
-      info.remote_kind = kind;
+      auto text = opt_string(l, "remote_device_type", lw).value_or("unknown");
+      auto kind = text == "ibmnpu" ? report::NvLinkRemoteKind::cpu : report::parse_enum<report::NvLinkRemoteKind>(text);
+      if (!kind || text == "cpu")
+        throw RecordingError(fmt::format("{}.remote_device_type: '{}' is not gpu, nvswitch, ibmnpu or unknown", lw, text.substr(0, 40)));
+      info.remote_kind = *kind;
       gpu.nvlinks.push_back(std::move(info));
     }
   }
@@ -103,18 +104,25 @@ std::optional<std::string> normalize_bus_id(const std::string& text) {
   return s;
 }
 
-std::string p2p_status_name(int status) {
-  if (status >= 0 && status <= 6) return kP2pNames[status];
-  return "unknown";
+// NVML's nvmlGpuP2PStatus_t values 0..6 in order.
+report::P2pCapability p2p_status_name(int status) {
+  using report::P2pCapability;
+  static constexpr P2pCapability kByValue[] = {P2pCapability::ok, P2pCapability::chipset_not_supported,
+                                               P2pCapability::gpu_not_supported, P2pCapability::topology_not_supported,
+                                               P2pCapability::disabled_by_regkey, P2pCapability::not_supported,
+                                               P2pCapability::unknown};
+  if (status >= 0 && status <= 6) return kByValue[status];
+  return P2pCapability::unknown;
 }
 
-std::optional<std::string> virtualization_mode_name(int mode) {
+std::optional<report::VirtualizationMode> virtualization_mode_name(int mode) {
+  using report::VirtualizationMode;
   switch (mode) {
-    case 0: return "none";
-    case 1: return "passthrough";
-    case 2: return "vgpu";
-    case 3: return "host_vgpu";
-    case 4: return "host_vsga";
+    case 0: return VirtualizationMode::none;
+    case 1: return VirtualizationMode::passthrough;
+    case 2: return VirtualizationMode::vgpu;
+    case 3: return VirtualizationMode::host_vgpu;
+    case 4: return VirtualizationMode::host_vsga;
     default: return std::nullopt;
   }
 }
@@ -128,7 +136,7 @@ std::optional<NvmlTopology> parse_nvml_recording(const std::string& text, std::s
     if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kFormatVersion)
       throw RecordingError(fmt::format("'version' is not {}; re-record with this interprobe", kFormatVersion));
     NvmlTopology out;
-    out.source = "recorded";
+    out.source = report::NvmlSource::recorded;
     out.driver_version = opt_string(j, "driver_version", "(top level)");
     if (!j.contains("devices") || !j["devices"].is_array()) throw RecordingError("'devices' must be an array");
     for (std::size_t i = 0; i < j["devices"].size(); ++i) out.gpus.push_back(parse_gpu(j["devices"][i], fmt::format("devices[{}]", i)));
@@ -159,24 +167,25 @@ std::optional<NvmlTopology> parse_nvml_recording(const std::string& text, std::s
 
 std::string encode_nvml_recording(const NvmlTopology& data) {
   auto opt = [](const auto& v) -> json { return v ? json(*v) : json(nullptr); };
+  auto opt_name = [](const auto& v) -> json { return v ? json(report::to_string(*v)) : json(nullptr); };
   json j = {{"format", kFormatName}, {"version", kFormatVersion}, {"driver_version", opt(data.driver_version)}};
   json devices = json::array();
   for (const auto& g : data.gpus) {
     json links = json::array();
     for (const auto& l : g.nvlinks) {
       links.push_back({{"link", l.link}, {"active", opt(l.active)}, {"version", opt(l.version)},
-                       {"remote_pci_bus_id", opt(l.remote_bdf)}, {"remote_device_type", l.remote_kind == "cpu" ? "ibmnpu" : l.remote_kind}});
+                       {"remote_pci_bus_id", opt(l.remote_bdf)}, {"remote_device_type", l.remote_kind == report::NvLinkRemoteKind::cpu ? "ibmnpu" : report::to_string(l.remote_kind)}});
     }
     devices.push_back({{"pci_bus_id", g.bdf}, {"name", opt(g.name)}, {"uuid", opt(g.uuid)},
                        {"memory_total_bytes", opt(g.memory_total_bytes)},
-                       {"bar1_total_bytes", opt(g.bar1_total_bytes)}, {"virtualization_mode", opt(g.virtualization_mode)},
+                       {"bar1_total_bytes", opt(g.bar1_total_bytes)}, {"virtualization_mode", opt_name(g.virtualization_mode)},
                        {"nvlinks", links}});
   }
   j["devices"] = devices;
   json p2p = json::array();
   for (const auto& p : data.p2p)
-    p2p.push_back({{"a", p.a_bdf}, {"b", p.b_bdf}, {"read", opt(p.status.read)}, {"write", opt(p.status.write)},
-                   {"atomics", opt(p.status.atomics)}, {"nvlink", opt(p.status.nvlink)}});
+    p2p.push_back({{"a", p.a_bdf}, {"b", p.b_bdf}, {"read", opt_name(p.status.read)}, {"write", opt_name(p.status.write)},
+                   {"atomics", opt_name(p.status.atomics)}, {"nvlink", opt_name(p.status.nvlink)}});
   j["p2p"] = p2p;
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

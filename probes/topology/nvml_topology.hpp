@@ -33,7 +33,8 @@ class HostRoot;
 
 struct NvmlGpuRecord {
   std::string bdf;  // normalised "0000:18:00.0"
-  std::optional<std::string> name, uuid, virtualization_mode;
+  std::optional<std::string> name, uuid;
+  std::optional<report::VirtualizationMode> virtualization_mode;
   std::optional<std::int64_t> memory_total_bytes, bar1_total_bytes;
   std::vector<report::NvLinkInfo> nvlinks;  // remote_kind from NVML's remote device type
 };
@@ -44,7 +45,7 @@ struct NvmlP2pRecord {
 };
 
 struct NvmlTopology {
-  std::string source;  // live, recorded
+  std::optional<report::NvmlSource> source;  // null when built from an hwloc XML export
   std::optional<std::string> driver_version;
   std::vector<NvmlGpuRecord> gpus;
   std::vector<NvmlP2pRecord> p2p;
@@ -64,7 +65,7 @@ std::string encode_nvml_recording(const NvmlTopology& data);
 // "00000000:65:00.0" (NVML's 8-digit domain) -> "0000:65:00.0"; nullopt when it is no address.
 std::optional<std::string> normalize_bus_id(const std::string& text);
 // NVML enum values to the report's words.
-std::string p2p_status_name(int status);
-std::optional<std::string> virtualization_mode_name(int mode);
+report::P2pCapability p2p_status_name(int status);
+std::optional<report::VirtualizationMode> virtualization_mode_name(int mode);
 
 }  // namespace interprobe

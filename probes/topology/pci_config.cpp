@@ -101,25 +101,26 @@ std::optional<PcieCapabilityInfo> decode_pcie_capability(const std::vector<std::
     unsigned link_capabilities = u32(0x0c);
     unsigned link_status = u16(0x12);
     info.max_gts = encoded_speed_gts(link_capabilities & 0xf);
-    info.max_width = encoded_width((link_capabilities >> 4) & 0x3f);
+    info.max_lanes = encoded_width((link_capabilities >> 4) & 0x3f);
     info.current_gts = encoded_speed_gts(link_status & 0xf);
-    info.current_width = encoded_width((link_status >> 4) & 0x3f);
+    info.current_lanes = encoded_width((link_status >> 4) & 0x3f);
     return info;
   }
   return std::nullopt;
 }
 
-std::optional<std::string> port_type_name(int port_type) {
+std::optional<report::PciePortType> port_type_name(int port_type) {
+  using report::PciePortType;
   switch (port_type) {
-    case 0: return "endpoint";
-    case 1: return "legacy_endpoint";
-    case 4: return "root_port";
-    case 5: return "upstream";
-    case 6: return "downstream";
-    case 7: return "pcie_to_pci_bridge";
-    case 8: return "pci_to_pcie_bridge";
-    case 9: return "rc_integrated_endpoint";
-    case 10: return "rc_event_collector";
+    case 0: return PciePortType::endpoint;
+    case 1: return PciePortType::legacy_endpoint;
+    case 4: return PciePortType::root_port;
+    case 5: return PciePortType::upstream;
+    case 6: return PciePortType::downstream;
+    case 7: return PciePortType::pcie_to_pci_bridge;
+    case 8: return PciePortType::pci_to_pcie_bridge;
+    case 9: return PciePortType::rc_integrated_endpoint;
+    case 10: return PciePortType::rc_event_collector;
     default: return std::nullopt;
   }
 }

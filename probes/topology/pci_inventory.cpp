@@ -71,13 +71,13 @@ class DeviceReader {
   }
 
   // vendor/device ("0x10de") and class ("0x030200") with the digit count the report uses.
-  std::string hex_id(const char* name, std::size_t digits) {
+  std::optional<std::string> hex_id(const char* name, std::size_t digits) {
     auto raw = text(name, true);
-    if (!raw) return {};
+    if (!raw) return std::nullopt;
     auto value = parse_hex(*raw);
     if (!value || *value >> (4 * digits) != 0 || raw->size() > digits + 2) {
       warn(fmt::format("{}: garbage '{}'", name, raw->substr(0, 40)));
-      return {};
+      return std::nullopt;
     }
     return fmt::format("{:0{}x}", *value, digits);
   }
@@ -124,37 +124,40 @@ void place_in_tree(report::PciDevice& dev, const std::string& canonical, DeviceR
         break;
       }
       previous_bdf = to_lower(part);
-    } else if (!dev.root_bus.empty()) {
+    } else if (dev.root_bus) {
       previous_bdf.reset();  // something other than a PCI function sits between (e.g. a VMD domain)
     }
   }
   if (!found_self) reader.warn(fmt::format("canonical path {} does not end in the device's own address", canonical));
-  if (dev.root_bus.empty()) reader.warn(fmt::format("canonical path {} names no root bus (pciDDDD:BB)", canonical));
+  if (!dev.root_bus) reader.warn(fmt::format("canonical path {} names no root bus (pciDDDD:BB)", canonical));
   if (found_self) dev.parent_bdf = previous_bdf;
 }
 
 }  // namespace
 
 // Kind from class, vendor and place: bridges need the port type or, without it, the tree.
-std::string classify_pci_kind(const report::PciDevice& dev, bool has_link_files) {
-  const std::string& c = dev.class_id;
+report::PciKind classify_pci_kind(const report::PciDevice& dev, bool has_link_files) {
+  using report::PciKind;
+  using report::PciePortType;
+  const std::string c = dev.class_id.value_or("");
   std::string base_sub = c.size() == 6 ? c.substr(0, 4) : "";
   if (dev.vendor_id == "10de") {
-    if (base_sub == "0300" || base_sub == "0302" || base_sub == "0380") return "gpu";
-    if (base_sub == "0680" || dev.device_id == "1af1" || dev.device_id == "22a3") return "nvswitch";
+    if (base_sub == "0300" || base_sub == "0302" || base_sub == "0380") return PciKind::gpu;
+    if (base_sub == "0680" || dev.device_id == "1af1" || dev.device_id == "22a3") return PciKind::nvswitch;
   }
-  if (base_sub == "0207") return "infiniband";
-  if (base_sub == "0200" || base_sub == "0280") return "nic";
-  if (base_sub == "0108") return "nvme";
-  if (base_sub == "0600") return "host_bridge";
+  if (base_sub == "0207") return PciKind::infiniband;
+  if (base_sub == "0200" || base_sub == "0280") return PciKind::nic;
+  if (base_sub == "0108") return PciKind::nvme;
+  if (base_sub == "0600") return PciKind::host_bridge;
   if (base_sub == "0604" || base_sub == "0609") {
-    if (dev.port_type == "root_port") return "root_port";
-    if (dev.port_type == "upstream" || dev.port_type == "downstream") return "pcie_switch_port";
-    if (dev.port_type) return "other";  // PCIe-to-PCI bridges and the like
-    if (!has_link_files) return "other";  // a conventional PCI-PCI bridge (i440fx guests)
-    return dev.parent_bdf ? "pcie_switch_port" : "root_port";
+    if (dev.port_type == PciePortType::root_port) return PciKind::root_port;
+    if (dev.port_type == PciePortType::upstream || dev.port_type == PciePortType::downstream)
+      return PciKind::pcie_switch_port;
+    if (dev.port_type) return PciKind::other;  // PCIe-to-PCI bridges and the like
+    if (!has_link_files) return PciKind::other;  // a conventional PCI-PCI bridge (i440fx guests)
+    return dev.parent_bdf ? PciKind::pcie_switch_port : PciKind::root_port;
   }
-  return "other";
+  return PciKind::other;
 }
 
 namespace {
@@ -169,13 +172,13 @@ report::PciDevice read_device(const HostRoot& root, const std::string& bdf) {
     canonical = root.canonical(entry);
   } catch (const RootEscapeError& e) {
     probe_entry.warn(fmt::format("link leaves the root ({}); attributes not read", e.what()));
-    dev.kind = "other";
+    dev.kind = report::PciKind::other;
     return dev;
   }
   if (!canonical) {
     ResolvedPath failed = root.resolve(entry);
     probe_entry.warn(fmt::format("cannot resolve {} ({}); attributes not read", entry, to_string(failed.failure)));
-    dev.kind = "other";
+    dev.kind = report::PciKind::other;
     return dev;
   }
   DeviceReader reader(root, dev, *canonical);
@@ -199,22 +202,23 @@ report::PciDevice read_device(const HostRoot& root, const std::string& bdf) {
   }
   bool has_link_files = false;
   dev.link.current_gts = reader.link_value<double>("current_link_speed", parse_link_speed_gts, &has_link_files);
-  dev.link.current_width = reader.link_value<int>("current_link_width", parse_link_width, &has_link_files);
+  dev.link.current_lanes = reader.link_value<int>("current_link_width", parse_link_width, &has_link_files);
   dev.link.max_gts = reader.link_value<double>("max_link_speed", parse_link_speed_gts, &has_link_files);
-  dev.link.max_width = reader.link_value<int>("max_link_width", parse_link_width, &has_link_files);
+  dev.link.max_lanes = reader.link_value<int>("max_link_width", parse_link_width, &has_link_files);
   // As root the whole config space is readable: the port type of bridges, and link fields sysfs
   // lacks. Only bridges are read: each config read traps to the hypervisor in a VM (~7 ms per
   // device measured in a Firecracker guest), and unprivileged reads stop at the 64-byte header.
-  bool is_bridge = dev.class_id.rfind("0604", 0) == 0 || dev.class_id.rfind("0609", 0) == 0;
+  const std::string class_id = dev.class_id.value_or("");
+  bool is_bridge = class_id.starts_with("0604") || class_id.starts_with("0609");
   bool config_useful = is_bridge && (!root.is_live() || ::geteuid() == 0);
   PciConfigSpace config = config_useful ? read_pci_config(root, dev.bdf) : PciConfigSpace{};
   if (auto pcie = decode_pcie_capability(config.bytes)) {
     dev.port_type = port_type_name(pcie->port_type);
     if (!has_link_files) {
       dev.link.current_gts = pcie->current_gts;
-      dev.link.current_width = pcie->current_width;
+      dev.link.current_lanes = pcie->current_lanes;
       dev.link.max_gts = pcie->max_gts;
-      dev.link.max_width = pcie->max_width;
+      dev.link.max_lanes = pcie->max_lanes;
       has_link_files = true;
     }
   }
@@ -231,15 +235,15 @@ report::PciDevice read_device(const HostRoot& root, const std::string& bdf) {
 void fill_pci_names(const HostRoot& root, std::vector<report::PciDevice>& devices, std::vector<std::string>* warnings) {
   std::set<unsigned> vendors;
   for (const auto& d : devices)
-    if (auto v = parse_hex(d.vendor_id)) vendors.insert(static_cast<unsigned>(*v));
+    if (auto v = parse_hex(d.vendor_id.value_or(""))) vendors.insert(static_cast<unsigned>(*v));
   if (vendors.empty()) return;
   PciNameDatabase names(root, vendors);
   if (warnings && names.unavailable_reason()) warnings->push_back("PCI names: " + *names.unavailable_reason());
   for (auto& d : devices) {
-    auto v = parse_hex(d.vendor_id);
+    auto v = parse_hex(d.vendor_id.value_or(""));
     if (!v) continue;
     d.vendor_name = names.vendor_name(static_cast<unsigned>(*v));
-    if (auto id = parse_hex(d.device_id)) d.device_name = names.device_name(static_cast<unsigned>(*v), static_cast<unsigned>(*id));
+    if (auto id = parse_hex(d.device_id.value_or(""))) d.device_name = names.device_name(static_cast<unsigned>(*v), static_cast<unsigned>(*id));
   }
 }
 

@@ -10,6 +10,6 @@ namespace interprobe {
 // gpu, nvswitch, nic, infiniband, nvme, pcie_switch_port, root_port, host_bridge, other.
 // `is_pcie` tells a conventional PCI bridge (i440fx guests) from a PCIe port when the port type
 // is unknown.
-std::string classify_pci_kind(const report::PciDevice& dev, bool is_pcie);
+report::PciKind classify_pci_kind(const report::PciDevice& dev, bool is_pcie);
 
 }  // namespace interprobe

@@ -47,39 +47,20 @@ double link_encoding_efficiency(double gts) {
   return 242.0 / 256.0;
 }
 
-double link_gbps(double gts, int width) { return gts * link_encoding_efficiency(gts) * width / 8.0; }
+double link_gbps(double gts, std::int64_t width) { return gts * link_encoding_efficiency(gts) * width / 8.0; }
 
 void complete_link(report::PciLink& link) {
   link.current_gbps.reset();
   link.max_gbps.reset();
-  if (link.current_gts && link.current_width) link.current_gbps = link_gbps(*link.current_gts, *link.current_width);
-  if (link.max_gts && link.max_width) link.max_gbps = link_gbps(*link.max_gts, *link.max_width);
+  if (link.current_gts && link.current_lanes) link.current_gbps = link_gbps(*link.current_gts, *link.current_lanes);
+  if (link.max_gts && link.max_lanes) link.max_gbps = link_gbps(*link.max_gts, *link.max_lanes);
   bool speed_known = link.current_gts && link.max_gts;
-  bool width_known = link.current_width && link.max_width;
+  bool width_known = link.current_lanes && link.max_lanes;
   bool slower = speed_known && *link.current_gts + 1e-9 < *link.max_gts;
-  bool narrower = width_known && *link.current_width < *link.max_width;
+  bool narrower = width_known && *link.current_lanes < *link.max_lanes;
   if (slower || narrower) link.downtrained = true;
   else if (speed_known && width_known) link.downtrained = false;
   else link.downtrained.reset();
-}
-
-std::optional<int> pcie_generation(double gts) {
-  static constexpr double kRates[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0};
-  for (int i = 0; i < 7; ++i)
-    if (std::fabs(gts - kRates[i]) < 0.01) return i + 1;
-  return std::nullopt;
-}
-
-std::string describe_link(const std::optional<double>& gts, const std::optional<int>& width) {
-  if (!gts && !width) return "-";
-  std::string speed = "?";
-  if (gts) {
-    auto gen = pcie_generation(*gts);
-    speed = gen ? fmt::format("Gen{}", *gen) : fmt::format("{:g}GT/s", *gts);
-  }
-  std::string lanes = width ? fmt::format("x{}", *width) : "x?";
-  if (gts && width) return fmt::format("{} {} ({:.1f} GB/s)", speed, lanes, link_gbps(*gts, *width));
-  return speed + " " + lanes;
 }
 
 }  // namespace interprobe

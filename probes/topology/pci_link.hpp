@@ -27,14 +27,9 @@ LinkAttribute<int> parse_link_width(std::string_view text);
 // FLIT 242/256 from 64 GT/s.
 double link_encoding_efficiency(double gts);
 // hwloc's convention: GT/s x encoding x width / 8, GB/s per direction.
-double link_gbps(double gts, int width);
+double link_gbps(double gts, std::int64_t width);
 
 // Fills the gbps fields and `downtrained` from the speeds and widths already set.
 void complete_link(report::PciLink& link);
-
-// "Gen4 x16 (31.5 GB/s)"-style label for views; "-" when nothing is known.
-std::string describe_link(const std::optional<double>& gts, const std::optional<int>& width);
-// PCIe generation from the rate (8 -> 3); nullopt for rates that are no PCIe generation.
-std::optional<int> pcie_generation(double gts);
 
 }  // namespace interprobe

@@ -7,24 +7,29 @@
 
 namespace interprobe {
 
-const char* to_string(PcieClass c) {
+report::PciePath to_pcie_path(PcieClass c) {
+  using report::PciePath;
   switch (c) {
-    case PcieClass::same_device: return "X";
-    case PcieClass::pix: return "PIX";
-    case PcieClass::pxb: return "PXB";
-    case PcieClass::phb: return "PHB";
-    case PcieClass::node: return "NODE";
-    case PcieClass::sys: return "SYS";
-    case PcieClass::unknown: return "unknown";
+    case PcieClass::same_device: return PciePath::X;
+    case PcieClass::pix: return PciePath::PIX;
+    case PcieClass::pxb: return PciePath::PXB;
+    case PcieClass::phb: return PciePath::PHB;
+    case PcieClass::node: return PciePath::NODE;
+    case PcieClass::sys: return PciePath::SYS;
+    case PcieClass::unknown: return PciePath::unknown;
   }
-  return "unknown";
+  return PciePath::unknown;
+}
+
+const char* to_string(PcieClass c) {
+  return report::to_string(to_pcie_path(c));
 }
 
 int rank_of(PcieClass c) { return static_cast<int>(c); }
 
 std::optional<double> link_capacity_gbps(const report::PciLink& link) {
   std::optional<double> gts = link.max_gts ? link.max_gts : link.current_gts;
-  std::optional<int> width = link.current_width ? link.current_width : link.max_width;
+  std::optional<std::int64_t> width = link.current_lanes ? link.current_lanes : link.max_lanes;
   if (gts && width) return link_gbps(*gts, *width);
   // hwloc XML gives only a rate in GB/s.
   if (link.max_gbps) return link.max_gbps;
@@ -53,13 +58,13 @@ std::vector<const report::PciDevice*> PciTree::ancestors(const std::string& bdf)
 }
 
 bool PciTree::is_downstream_port(const report::PciDevice& bridge) const {
-  if (bridge.port_type) return *bridge.port_type == "downstream";
-  if (bridge.kind != "pcie_switch_port") return false;
+  if (bridge.port_type) return *bridge.port_type == report::PciePortType::downstream;
+  if (bridge.kind != report::PciKind::pcie_switch_port) return false;
   // Without config space: switch ports alternate upstream/downstream below a root port, so count
   // the switch ports between this one and the first non-switch bridge above it.
   int switch_ports_above = 0;
   for (const auto* up : ancestors(bridge.bdf)) {
-    if (up->kind != "pcie_switch_port") break;
+    if (up->kind != report::PciKind::pcie_switch_port) break;
     ++switch_ports_above;
   }
   return switch_ports_above % 2 == 1;
@@ -96,7 +101,7 @@ PcieClass PciTree::classify(const std::string& a, const std::string& b) const {
   if (a == b) return PcieClass::same_device;
   const auto* da = find(a);
   const auto* db = find(b);
-  if (!da || !db || da->root_bus.empty() || db->root_bus.empty()) return PcieClass::unknown;
+  if (!da || !db || !da->root_bus || !db->root_bus) return PcieClass::unknown;
   if (da->root_bus != db->root_bus) {
     if (!da->numa_node || !db->numa_node) return PcieClass::unknown;
     return *da->numa_node == *db->numa_node ? PcieClass::node : PcieClass::sys;

@@ -12,7 +12,8 @@ namespace interprobe {
 
 // Path classes from nearest to farthest, as `nvidia-smi topo -m` names them.
 enum class PcieClass { same_device, pix, pxb, phb, node, sys, unknown };
-const char* to_string(PcieClass c);   // "X", "PIX", "PXB", "PHB", "NODE", "SYS", "unknown"
+report::PciePath to_pcie_path(PcieClass c);
+const char* to_string(PcieClass c);   // to_string(to_pcie_path(c)): "X", "PIX", ... "unknown"
 int rank_of(PcieClass c);             // 0 (X) .. 6 (unknown), for "nearest" comparisons
 
 class PciTree {

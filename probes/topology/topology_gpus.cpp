@@ -24,15 +24,19 @@ NvLinkSummary summarize(const report::Gpu& gpu, const report::TopologySection& s
   NvLinkSummary out;
   for (const auto& link : gpu.nvlinks) {
     if (link.active && !*link.active) continue;
-    std::string kind = link.remote_kind;
-    if (kind == "unknown" && link.remote_bdf) {
-      if (const auto* d = s.device(*link.remote_bdf)) kind = d->kind == "nvswitch" ? "nvswitch" : d->kind == "gpu" ? "gpu" : kind;
+    using report::NvLinkRemoteKind;
+    NvLinkRemoteKind kind = link.remote_kind;
+    if (kind == NvLinkRemoteKind::unknown && link.remote_bdf) {
+      if (const auto* d = s.device(*link.remote_bdf)) {
+        if (d->kind == report::PciKind::nvswitch) kind = NvLinkRemoteKind::nvswitch;
+        else if (d->kind == report::PciKind::gpu) kind = NvLinkRemoteKind::gpu;
+      }
     }
-    if (kind == "nvswitch") {
+    if (kind == NvLinkRemoteKind::nvswitch) {
       ++out.to_switches;
       if (link.remote_bdf) out.switches.insert(*link.remote_bdf);
       else out.switch_address_unknown = true;
-    } else if (kind == "gpu" && link.remote_bdf) {
+    } else if (kind == NvLinkRemoteKind::gpu && link.remote_bdf) {
       ++out.direct[*link.remote_bdf];
     }
   }
@@ -68,7 +72,7 @@ void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
   s.gpu_pairs.clear();
   // pci_devices is sorted by BDF: the index is CUDA_DEVICE_ORDER=PCI_BUS_ID order.
   for (const auto& d : s.pci_devices) {
-    if (d.kind != "gpu") continue;
+    if (d.kind != report::PciKind::gpu) continue;
     report::Gpu gpu;
     gpu.index = static_cast<int>(s.gpus.size());
     gpu.bdf = d.bdf;
@@ -81,12 +85,13 @@ void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
     for (const auto& rec : nvml->gpus) {
       auto it = std::find_if(s.gpus.begin(), s.gpus.end(), [&](const report::Gpu& g) { return g.bdf == rec.bdf; });
       if (it == s.gpus.end()) {
-        s.warnings.push_back(fmt::format("NVML ({}) lists GPU {} that the PCI inventory does not show", nvml->source, rec.bdf));
+        s.warnings.push_back(fmt::format("NVML ({}) lists GPU {} that the PCI inventory does not show",
+                                         nvml->source ? report::to_string(*nvml->source) : "hwloc_xml", rec.bdf));
         continue;
       }
       if (rec.name) it->name = rec.name;
       it->uuid = rec.uuid;
-      it->memory_total_bytes = rec.memory_total_bytes;
+      it->memory_bytes = rec.memory_total_bytes;
       it->virtualization_mode = rec.virtualization_mode;
       it->nvlinks = rec.nvlinks;
     }
@@ -96,14 +101,15 @@ void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
     std::vector<report::NearNic> best;
     int best_rank = rank_of(PcieClass::unknown) + 1;
     for (const auto& d : s.pci_devices) {
-      if (d.kind != "nic" && d.kind != "infiniband") continue;
+      if (d.kind != report::PciKind::nic && d.kind != report::PciKind::infiniband) continue;
       PcieClass c = tree.classify(gpu.bdf, d.bdf);
       int r = rank_of(c);
       if (r < best_rank) {
         best.clear();
         best_rank = r;
       }
-      if (r == best_rank) best.push_back({d.bdf, d.kind, to_string(c)});
+      if (r == best_rank) best.push_back({d.bdf, d.kind == report::PciKind::nic ? report::NicKind::nic : report::NicKind::infiniband,
+                                        to_pcie_path(c)});
     }
     gpu.nearest_nics = std::move(best);
   }
@@ -118,9 +124,9 @@ void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
       pair.b_bdf = b.bdf;
       pair.a_index = a.index;
       pair.b_index = b.index;
-      pair.pcie_path = to_string(tree.classify(a.bdf, b.bdf));
-      pair.nvlinks = nvlinks_between(a, links[i], b, links[j]);
-      pair.path = pair.nvlinks > 0 ? fmt::format("NV{}", pair.nvlinks) : pair.pcie_path;
+      pair.pcie_path = to_pcie_path(tree.classify(a.bdf, b.bdf));
+      pair.nvlink_count = nvlinks_between(a, links[i], b, links[j]);
+      pair.path = pair.nvlink_count > 0 ? fmt::format("NV{}", pair.nvlink_count) : report::to_string(pair.pcie_path);
       pair.bottleneck_gbps = tree.bottleneck_gbps(a.bdf, b.bdf);
       if (const auto* p = find_p2p(nvml, a.bdf, b.bdf)) pair.p2p = p->status;
       s.gpu_pairs.push_back(std::move(pair));

@@ -15,7 +15,7 @@ namespace interprobe {
 namespace {
 
 void read_from_sysfs(const HostRoot& root, const TopologyOptions& options, report::TopologySection& s) {
-  s.source = "sysfs";
+  s.source = report::TopologySource::sysfs;
   s.pci_devices = read_pci_inventory(root, &s.warnings);
   s.cpu = read_cpu_topology(root, s.warnings);
   // GPUs first from PCI alone, so a failing NVML still leaves them in the report.
@@ -58,9 +58,8 @@ void read_topology(const HostRoot& root, const TopologyOptions& options, report:
     read_from_sysfs(root, options, s);
     return;
   }
-  s.source = "hwloc_xml";
+  s.source = report::TopologySource::hwloc_xml;
   NvmlTopology gpu_data;
-  gpu_data.source = "hwloc_xml";
   read_hwloc_xml(*options.hwloc_xml, s, gpu_data);
   s.nvml_source.reset();
   s.nvml_reason = "built from an hwloc XML export: NVLinks from its NVLinkBandwidth matrix, no NVML P2P status";

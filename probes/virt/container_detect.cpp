@@ -189,17 +189,19 @@ void detect_container(const HostRoot& root, const PlatformSignals& platform, Evi
     bool looked = root.exists("/proc/self/cgroup") || root.exists("/proc/1");
     log.add("container markers", "container_marker", "none of /.dockerenv /run/.containerenv /run/systemd/container "
             "/run/host/container-manager", "container none");
-    out.container_confidence = looked ? "medium" : "low";
+    out.container_confidence = looked ? report::Confidence::medium : report::Confidence::low;
     return;
   }
   out.container = order.front().id;
   std::set<std::string> agreeing;
   for (const auto& v : log.container_votes())
     if (v.says == out.container) agreeing.insert(v.family);
-  if (out.container == "none") out.container_confidence = order.front().family == "environment" ? "high" : "medium";
-  else if (agreeing.size() >= 2) out.container_confidence = "high";
-  else if (!agreeing.empty() || order.front().family == "environment") out.container_confidence = "medium";
-  else out.container_confidence = "low";
+  using report::Confidence;
+  if (out.container == "none")
+    out.container_confidence = order.front().family == "environment" ? Confidence::high : Confidence::medium;
+  else if (agreeing.size() >= 2) out.container_confidence = Confidence::high;
+  else if (!agreeing.empty() || order.front().family == "environment") out.container_confidence = Confidence::medium;
+  else out.container_confidence = Confidence::low;
 }
 
 }  // namespace interprobe::virt

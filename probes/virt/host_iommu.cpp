@@ -46,21 +46,21 @@ void read_host_iommu(const HostRoot& root, const PlatformSignals& platform, cons
     }
     if (h.amd_iommu && *h.amd_iommu == "pt") h.passthrough_mode = true;
   }
-  h.iommu_groups = static_cast<std::int64_t>(root.list("/sys/kernel/iommu_groups").size());
+  h.iommu_group_count = static_cast<std::int64_t>(root.list("/sys/kernel/iommu_groups").size());
   for (const auto& d : pci.devices)
-    if (d.kind == "gpu" && d.vendor_id == "10de" && d.driver == std::optional<std::string>("vfio-pci"))
+    if (d.kind == report::PciKind::gpu && d.vendor_id == "10de" && d.driver == std::optional<std::string>("vfio-pci"))
       h.vfio_pci_gpus.push_back(d.bdf);
 
   std::string joined;
   for (const auto& t : iommu_tokens) joined += (joined.empty() ? "" : " ") + t;
   log.add("/proc/cmdline (IOMMU)", "cmdline", joined.empty() ? "no IOMMU options" : joined,
           fmt::format("{} IOMMU group(s) under /sys/kernel/iommu_groups; {} NVIDIA GPU(s) bound to vfio-pci",
-                      h.iommu_groups, h.vfio_pci_gpus.size()));
+                      h.iommu_group_count, h.vfio_pci_gpus.size()));
 
   std::int64_t nodes = 0;
   for (const auto& name : root.list("/sys/devices/system/node"))
     if (is_node_dir(name)) ++nodes;
-  if (nodes > 0) out.numa_nodes = nodes;
+  if (nodes > 0) out.numa_node_count = nodes;
 }
 
 }  // namespace interprobe::virt

@@ -21,7 +21,7 @@ void add_nvml_details(const HostRoot& root, report::VirtSection& out) {
     }
     auto it = std::find_if(nvml->gpus.begin(), nvml->gpus.end(), [&](const NvmlGpuRecord& r) { return r.bdf == g.bdf; });
     if (it == nvml->gpus.end()) {
-      g.nvml_reason = g.bdf + " is not among NVML's devices (" + nvml->source + "); bound to vfio-pci or hidden from the driver?";
+      g.nvml_reason = g.bdf + " is not among NVML's devices (" + std::string(nvml->source ? report::to_string(*nvml->source) : "hwloc_xml") + "); bound to vfio-pci or hidden from the driver?";
       continue;
     }
     g.nvml_virtualization_mode = it->virtualization_mode;

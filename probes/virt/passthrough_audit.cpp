@@ -23,7 +23,7 @@ constexpr std::size_t kExtendedStart = 0x100;
 constexpr std::uint64_t kResourceMem = 0x200, kResourcePrefetch = 0x2000, kResourceMem64 = 0x100000;
 constexpr int kMaxDepth = 32;  // deeper than any real PCIe hierarchy: a loop in a hostile tree
 
-std::string id_of(const report::PciDevice& d) { return d.vendor_id + ":" + d.device_id; }
+std::string id_of(const report::PciDevice& d) { return d.vendor_id.value_or("") + ":" + d.device_id.value_or(""); }
 
 bool is_emulated_root_port(const std::string& id, bool in_vm) {
   return id == "1b36:000c" || id == "15ad:07a0" || (in_vm && id == "8086:3420");
@@ -37,23 +37,25 @@ std::string domain_of(const std::string& bdf) { return bdf.substr(0, bdf.find(':
 void read_clique(const PciConfigSpace& config, report::GpuPassthrough& g) {
   if (config.bytes.empty()) {
     bool denied = config.failure && config.failure->find("permission") != std::string::npos;
-    g.p2p_clique = denied ? kNeedsRoot : "unknown: " + config.failure.value_or("config space unreadable");
+    g.p2p_clique = report::P2pClique::unknown;
+    g.p2p_clique_reason = denied ? kNeedsRootReason : config.failure.value_or("config space unreadable");
     return;
   }
   if (!config.has_capability_area()) {
-    g.p2p_clique = kNeedsRoot;  // unprivileged reads stop at the 64-byte header
+    g.p2p_clique = report::P2pClique::unknown;
+    g.p2p_clique_reason = kNeedsRootReason;  // unprivileged reads stop at the 64-byte header
     return;
   }
   for (const auto& cap : parse_pci_capabilities(config.bytes)) {
     if (cap.id != kVendorSpecificCapability || cap.body.size() < 7) continue;
     if (cap.body[3] == 'P' && cap.body[4] == '2' && cap.body[5] == 'P') {
-      g.p2p_clique = "present";
+      g.p2p_clique = report::P2pClique::present;
       g.p2p_clique_id = (cap.body[6] >> 3) & 0x0f;
       g.p2p_capability_offset = cap.offset;
       return;
     }
   }
-  g.p2p_clique = "absent";
+  g.p2p_clique = report::P2pClique::absent;
 }
 
 report::BridgeAcs read_acs(const HostRoot& root, const report::PciDevice& bridge) {
@@ -133,18 +135,18 @@ void classify_attachment(const HostRoot& root, const report::PciDevice& gpu,
   bool zeroed = raw_width && *raw_width == "0" && raw_speed && raw_speed->rfind("Unknown", 0) == 0;
   if (chain.empty()) {
     if (hyperv && domain_of(gpu.bdf) != "0000") {
-      g.attachment = "hyperv_vpci";
+      g.attachment = report::Attachment::hyperv_vpci;
       g.attachment_detail = fmt::format("Hyper-V virtual PCI: own domain {} (from the VMBus GUID), no bridges above",
                                         domain_of(gpu.bdf));
-    } else if (zeroed || gpu.port_type == std::optional<std::string>("rc_integrated_endpoint")) {
-      g.attachment = "root_bus_integrated";
+    } else if (zeroed || gpu.port_type == report::PciePortType::rc_integrated_endpoint) {
+      g.attachment = report::Attachment::root_bus_integrated;
       g.attachment_detail = "on the root bus as a root-complex integrated endpoint; link registers zeroed";
       g.link_synthetic = true;
       g.link_detail = fmt::format("current_link_speed '{}', current_link_width '{}': QEMU zeroes the link of "
                                   "devices on the Q35 root bus",
                                   sanitize(raw_speed.value_or("-"), 30), sanitize(raw_width.value_or("-"), 10));
     } else {
-      g.attachment = "root_bus";
+      g.attachment = report::Attachment::root_bus;
       g.attachment_detail = in_vm ? "directly on a root bus (no port above)" : "directly on a root bus";
       if (!raw_speed) g.link_detail = "no PCIe link attributes (conventional PCI bus, e.g. i440fx)";
     }
@@ -154,22 +156,23 @@ void classify_attachment(const HostRoot& root, const report::PciDevice& gpu,
   bool emulated_switch = false;
   for (const auto* b : chain) emulated_switch = emulated_switch || is_emulated_switch_port(id_of(*b));
   if (emulated_switch) {
-    g.attachment = "emulated_switch";
+    g.attachment = report::Attachment::emulated_switch;
     g.attachment_detail = "behind QEMU's emulated PCIe switch (TI XIO3130 ids 104c:8232/8233)";
   } else if (is_emulated_root_port(nearest, in_vm)) {
-    g.attachment = "emulated_root_port";
+    g.attachment = report::Attachment::emulated_root_port;
     g.attachment_detail = fmt::format("behind an emulated root port {} ({})", chain.front()->bdf, nearest);
-  } else if (chain.front()->kind == "pcie_switch_port" || chain.front()->port_type == std::optional<std::string>("downstream")) {
-    g.attachment = "real_switch";
+  } else if (chain.front()->kind == report::PciKind::pcie_switch_port ||
+             chain.front()->port_type == report::PciePortType::downstream) {
+    g.attachment = report::Attachment::real_switch;
     g.attachment_detail = fmt::format("behind PCIe switch port {} ({})", chain.front()->bdf, nearest);
-  } else if (chain.front()->kind == "root_port") {
-    g.attachment = "real_root_port";
+  } else if (chain.front()->kind == report::PciKind::root_port) {
+    g.attachment = report::Attachment::real_root_port;
     g.attachment_detail = fmt::format("behind root port {} ({})", chain.front()->bdf, nearest);
   } else {
-    g.attachment = "unknown";
+    g.attachment = report::Attachment::unknown;
     g.attachment_detail = fmt::format("behind bridge {} ({})", chain.front()->bdf, nearest);
   }
-  if (g.attachment == "emulated_root_port" || g.attachment == "emulated_switch") {
+  if (g.attachment == report::Attachment::emulated_root_port || g.attachment == report::Attachment::emulated_switch) {
     g.link_synthetic = true;
     g.link_detail = "the port's link capabilities are emulated: they say what the VMM chose, not what the slot is";
   } else if (!in_vm) {
@@ -183,7 +186,7 @@ void audit_gpus(const HostRoot& root, const PciSignals& pci, report::VirtSection
   std::map<std::string, const report::PciDevice*> by_bdf;
   for (const auto& d : pci.devices) by_bdf[d.bdf] = &d;
   for (const auto& gpu : pci.devices) {
-    if (gpu.kind != "gpu" || gpu.vendor_id != "10de") continue;
+    if (gpu.kind != report::PciKind::gpu || gpu.vendor_id != "10de") continue;
     report::GpuPassthrough g;
     g.bdf = gpu.bdf;
     g.vendor_device = id_of(gpu);
@@ -195,13 +198,13 @@ void audit_gpus(const HostRoot& root, const PciSignals& pci, report::VirtSection
       auto it = by_bdf.find(*parent);
       if (it == by_bdf.end() || !visited.insert(*parent).second) break;
       chain.push_back(it->second);
-      g.path_above.push_back(fmt::format("{} {} {}", it->second->bdf, id_of(*it->second), it->second->kind));
+      g.path_above.push_back(fmt::format("{} {} {}", it->second->bdf, id_of(*it->second), report::to_string(it->second->kind)));
       parent = it->second->parent_bdf;
     }
     classify_attachment(root, gpu, chain, out, g);
     g.gpu_max_gts = gpu.link.max_gts;
     g.gpu_current_gts = gpu.link.current_gts;
-    g.gpu_max_width = gpu.link.max_width;
+    g.gpu_max_lanes = gpu.link.max_lanes;
     if (!chain.empty()) g.port_max_gts = chain.front()->link.max_gts;
     g.numa_node = gpu.numa_node;
     g.numa_exposed = gpu.numa_node.has_value();

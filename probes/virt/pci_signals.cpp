@@ -87,8 +87,8 @@ PciSignals read_pci_signals(const HostRoot& root, EvidenceLog& log) {
   std::map<std::string, Seen> seen;  // key: "vvvv:dddd" or "vvvv:*"
   bool host_bridge_0d57 = false, any_bridge = false;
   for (const auto& d : s.devices) {
-    if (!d.root_bus.empty()) root_buses.insert(d.root_bus);
-    if (d.class_id.rfind("0604", 0) == 0) any_bridge = true;
+    if (d.root_bus) root_buses.insert(*d.root_bus);
+    if (d.class_id.value_or("").starts_with("0604")) any_bridge = true;
     const KnownId* k = lookup(d);
     if (!k) continue;
     std::string key = fmt::format("{}:{}", k->vendor, k->device ? k->device : "*");

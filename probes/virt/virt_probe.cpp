@@ -14,7 +14,7 @@ bool all_privileged_reads_worked(const report::VirtSection& s) {
   for (const auto& e : s.evidence)
     if (needs_root(e.value)) return false;
   for (const auto& g : s.gpus) {
-    if (needs_root(g.p2p_clique)) return false;
+    if (g.p2p_clique_reason == std::optional<std::string>(virt::kNeedsRootReason)) return false;
     for (const auto& a : g.acs_above)
       if (a.unknown_reason && needs_root(*a.unknown_reason)) return false;
   }

@@ -47,6 +47,7 @@ class EvidenceLog {
 };
 
 inline constexpr const char* kNeedsRoot = "unknown: needs root";
+inline constexpr const char* kNeedsRootReason = "needs root";  // p2p_clique_reason
 
 // Machine strings are untrusted: printable ASCII only, at most `max_chars`, the rest escaped
 // (interprobe::printable in ASCII mode).

@@ -120,9 +120,9 @@ void grade_vm_verdict(const CpuidSignals& cpuid, const DmiSignals& dmi, const Pc
       contradicting.push_back(&v);
     }
   }
-  if (agreeing.size() >= 2 && contradicting.empty()) out.confidence = "high";
-  else if (!agreeing.empty()) out.confidence = "medium";
-  else out.confidence = "low";
+  if (agreeing.size() >= 2 && contradicting.empty()) out.confidence = report::Confidence::high;
+  else if (!agreeing.empty()) out.confidence = report::Confidence::medium;
+  else out.confidence = report::Confidence::low;
   std::set<std::string> said;
   for (const Vote* v : contradicting) {
     std::string text = explain_conflict(*v, verdict, cpuid, dmi, out);

@@ -18,26 +18,29 @@ using report::TopologySection;
 using report::Value;
 
 Value opt_number(const std::optional<double>& v) { return v ? Value(*v) : Value(nullptr); }
-Value opt_int(const std::optional<int>& v) { return v ? Value(static_cast<std::int64_t>(*v)) : Value(nullptr); }
+Value opt_int(const std::optional<std::int64_t>& v) { return v ? Value(*v) : Value(nullptr); }
 
 // Width is negotiated once at training; speed also drops when an NVIDIA GPU idles, so for GPUs
 // only a narrower link is a fault visible at rest.
 void downtrained_links(const TopologySection& s, std::vector<Finding>& out) {
   for (const auto& d : s.pci_devices) {
     if (!d.link.downtrained.value_or(false)) continue;
-    if (d.kind != "gpu" && d.kind != "nic" && d.kind != "infiniband" && d.kind != "nvme" && d.kind != "nvswitch") continue;
-    bool narrower = d.link.current_width && d.link.max_width && *d.link.current_width < *d.link.max_width;
-    if (d.kind == "gpu" && !narrower) continue;
+    using report::PciKind;
+    if (d.kind != PciKind::gpu && d.kind != PciKind::nic && d.kind != PciKind::infiniband && d.kind != PciKind::nvme &&
+        d.kind != PciKind::nvswitch)
+      continue;
+    bool narrower = d.link.current_lanes && d.link.max_lanes && *d.link.current_lanes < *d.link.max_lanes;
+    if (d.kind == PciKind::gpu && !narrower) continue;
     Finding f;
     f.id = "topology.link_downtrained";
     f.severity = Severity::warn;
-    f.title = fmt::format("{} {} links at {:g} GT/s x{}, capable of {:g} GT/s x{}", d.kind, d.bdf, d.link.current_gts.value_or(0),
-                          d.link.current_width.value_or(0), d.link.max_gts.value_or(0), d.link.max_width.value_or(0));
+    f.title = fmt::format("{} {} links at {:g} GT/s x{}, capable of {:g} GT/s x{}", report::to_string(d.kind), d.bdf, d.link.current_gts.value_or(0),
+                          d.link.current_lanes.value_or(0), d.link.max_gts.value_or(0), d.link.max_lanes.value_or(0));
     f.evidence = {{"bdf", d.bdf},
                   {"current_gts", opt_number(d.link.current_gts)},
-                  {"current_width", opt_int(d.link.current_width)},
+                  {"current_lanes", opt_int(d.link.current_lanes)},
                   {"max_gts", opt_number(d.link.max_gts)},
-                  {"max_width", opt_int(d.link.max_width)},
+                  {"max_lanes", opt_int(d.link.max_lanes)},
                   {"current_gbps", opt_number(d.link.current_gbps)},
                   {"max_gbps", opt_number(d.link.max_gbps)}};
     f.affected = {d.bdf};  // one per device: each link trained to its own rate
@@ -54,9 +57,9 @@ void p2p_refused(const TopologySection& s, std::vector<Finding>& out) {
   for (const auto& p : s.gpu_pairs) {
     if (!p.p2p || !p.p2p->read) continue;
     ++pairs;
-    if (*p.p2p->read == "ok") continue;
+    if (*p.p2p->read == report::P2pCapability::ok) continue;
     ++refused;
-    ++statuses[*p.p2p->read];
+    ++statuses[report::to_string(*p.p2p->read)];
     if (!first) first = &p;
   }
   if (refused == 0) return;
@@ -69,7 +72,7 @@ void p2p_refused(const TopologySection& s, std::vector<Finding>& out) {
   f.evidence = {{"pairs", static_cast<std::int64_t>(pairs)},
                 {"refused", static_cast<std::int64_t>(refused)},
                 {"example_pair", first->a_bdf + " " + first->b_bdf},
-                {"example_status", *first->p2p->read},
+                {"example_status", report::to_string(*first->p2p->read)},
                 {"example_path", first->path}};
   f.remedy = "copies between these GPUs are staged through host memory; in a VM give every GPU the same P2P clique "
              "(QEMU vfio-pci x-nv-gpudirect-clique=N), on bare metal check ACS and IOMMU settings; then verify with a "
@@ -81,7 +84,9 @@ void p2p_refused(const TopologySection& s, std::vector<Finding>& out) {
 void beyond_nccl_p2p(const TopologySection& s, std::vector<Finding>& out) {
   std::map<std::string, int> far;
   for (const auto& p : s.gpu_pairs)
-    if (p.nvlinks == 0 && (p.pcie_path == "PHB" || p.pcie_path == "NODE" || p.pcie_path == "SYS")) ++far[p.pcie_path];
+    if (p.nvlink_count == 0 && (p.pcie_path == report::PciePath::PHB || p.pcie_path == report::PciePath::NODE ||
+                                p.pcie_path == report::PciePath::SYS))
+      ++far[report::to_string(p.pcie_path)];
   if (far.empty()) return;
   int total = 0;
   std::string summary;
@@ -104,16 +109,16 @@ void beyond_nccl_p2p(const TopologySection& s, std::vector<Finding>& out) {
 // GPUDirect RDMA works best when the NIC shares a switch with the GPU.
 void far_rdma_nic(const TopologySection& s, std::vector<Finding>& out) {
   bool has_rdma = std::any_of(s.pci_devices.begin(), s.pci_devices.end(),
-                              [](const auto& d) { return d.kind == "infiniband" || d.vendor_id == "15b3"; });
+                              [](const auto& d) { return d.kind == report::PciKind::infiniband || d.vendor_id == "15b3"; });
   if (!has_rdma) return;
   std::vector<std::string> gpus, nics, labels;
   for (const auto& g : s.gpus) {
     if (g.nearest_nics.empty()) continue;
     const auto& n = g.nearest_nics.front();
-    if (n.pcie_path != "NODE" && n.pcie_path != "SYS") continue;
+    if (n.pcie_path != report::PciePath::NODE && n.pcie_path != report::PciePath::SYS) continue;
     gpus.push_back(g.bdf);
     nics.push_back(n.bdf);
-    labels.push_back(fmt::format("GPU{} ({}, {})", g.index, g.bdf, n.pcie_path));
+    labels.push_back(fmt::format("GPU{} ({}, {})", g.index, g.bdf, report::to_string(n.pcie_path)));
   }
   if (gpus.empty()) return;
   std::string listed;

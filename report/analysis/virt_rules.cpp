@@ -46,21 +46,11 @@ Value text_list(const std::vector<std::string>& items) {
   return Value(std::move(out));
 }
 
-std::optional<int> generation(double gts) {
-  if (gts >= 63.5) return 6;
-  if (gts >= 31.5) return 5;
-  if (gts >= 15.5) return 4;
-  if (gts >= 7.5) return 3;
-  if (gts >= 4.5) return 2;
-  if (gts >= 2) return 1;
-  return std::nullopt;
-}
-
 void conflicts(const VirtSection& v, std::vector<Finding>& out) {
   if (v.conflicts.empty()) return;
   Finding f = make_finding("virt.signals_disagree", Severity::info,
                    fmt::format("virtualization signals disagree ({} conflict(s)); verdict '{}' at {} confidence",
-                               v.conflicts.size(), v.hypervisor, v.confidence),
+                               v.conflicts.size(), v.hypervisor, report::to_string(v.confidence)),
                    "read the evidence list: a VMM that sets its own CPUID signature, hides the hypervisor bit or copies "
                    "host DMI misleads tools that trust one signal; the verdict follows systemd's precedence");
   f.evidence = {{"hypervisor", text(v.hypervisor)}, {"product", v.product ? text(*v.product) : Value(nullptr)},
@@ -73,8 +63,8 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
   std::vector<std::string> absent, unknown;
   std::set<int> cliques;
   for (const auto& g : v.gpus) {
-    if (g.p2p_clique == "absent") absent.push_back(g.bdf);
-    else if (g.p2p_clique != "present") unknown.push_back(g.bdf);
+    if (g.p2p_clique == report::P2pClique::absent) absent.push_back(g.bdf);
+    else if (g.p2p_clique == report::P2pClique::unknown) unknown.push_back(g.bdf);
     if (g.p2p_clique_id) cliques.insert(*g.p2p_clique_id);
   }
   std::string how = v.product == std::optional<std::string>("Cloud Hypervisor")
@@ -105,7 +95,8 @@ void p2p_clique(const VirtSection& v, std::vector<Finding>& out) {
     Finding f = make_finding("virt.p2p_clique_unchecked", Severity::info,
                      "P2P clique capability not checked: config space past 64 bytes needs root",
                      "run `interprobe virt` as root to see whether the hypervisor injected the clique capability");
-    f.evidence = {{"gpus", text(join(unknown))}, {"state", text(v.gpus.front().p2p_clique)}};
+    f.evidence = {{"gpus", text(join(unknown))}, {"state", text(report::to_string(v.gpus.front().p2p_clique))},
+                  {"reason", v.gpus.front().p2p_clique_reason ? text(*v.gpus.front().p2p_clique_reason) : Value(nullptr)}};
     f.affected = unknown;
     out.push_back(std::move(f));
   }
@@ -117,14 +108,14 @@ void numa(const VirtSection& v, std::vector<Finding>& out) {
   for (const auto& g : v.gpus)
     if (!g.numa_exposed) hidden.push_back(g.bdf);
   if (hidden.empty()) return;
-  bool multi = v.numa_nodes && *v.numa_nodes >= 2;
+  bool multi = v.numa_node_count && *v.numa_node_count >= 2;
   Finding f = make_finding("virt.gpu_numa_hidden", multi ? Severity::warn : Severity::info,
                    "GPU NUMA locality hidden: expose pxb-pcie expander bridges with numa_node",
                    "QEMU: -device pxb-pcie,id=pxbN,bus_nr=B,numa_node=X, a pcie-root-port on it, the GPU behind that "
                    "port (libvirt: <target><node>X</node></target> on the pcie-expander-bus); without it NCCL and the "
                    "driver cannot pick CPU-near buffers; an NCCL_TOPO_FILE is the workaround");
   f.evidence = {{"gpus", text(join(hidden))},
-                {"guest_numa_nodes", v.numa_nodes ? number(*v.numa_nodes) : Value(nullptr)},
+                {"guest_numa_node_count", v.numa_node_count ? number(*v.numa_node_count) : Value(nullptr)},
                 {"where", text(where(v))}};
   f.affected = hidden;
   out.push_back(std::move(f));
@@ -147,7 +138,7 @@ void links(const VirtSection& v, std::vector<Finding>& out) {
   std::vector<std::string> zeroed;
   std::map<std::pair<double, double>, std::vector<const report::GpuPassthrough*>> slower;  // (gpu, port) GT/s
   for (const auto& g : v.gpus) {
-    if (g.attachment == "root_bus_integrated") zeroed.push_back(g.bdf);
+    if (g.attachment == report::Attachment::root_bus_integrated) zeroed.push_back(g.bdf);
     if (g.link_synthetic.value_or(false) && g.port_max_gts && g.gpu_max_gts && *g.port_max_gts + 0.01 < *g.gpu_max_gts)
       slower[{*g.gpu_max_gts, *g.port_max_gts}].push_back(&g);
   }
@@ -164,7 +155,7 @@ void links(const VirtSection& v, std::vector<Finding>& out) {
   }
   for (const auto& [rates, gpus] : slower) {
     auto [gpu_gts, port_gts] = rates;
-    auto gpu_gen = generation(gpu_gts), port_gen = generation(port_gts);
+    auto gpu_gen = pcie_generation(gpu_gts), port_gen = pcie_generation(port_gts);
     std::vector<std::string> bdfs, ports;
     for (const auto* g : gpus) {
       bdfs.push_back(g->bdf);
@@ -235,21 +226,21 @@ void acs(const VirtSection& v, std::vector<Finding>& out) {
 
 void host(const VirtSection& v, std::vector<Finding>& out) {
   const auto& h = v.host;
-  if (!h.vfio_pci_gpus.empty() && h.iommu_groups == 0) {
+  if (!h.vfio_pci_gpus.empty() && h.iommu_group_count == 0) {
     Finding f = make_finding("virt.vfio_without_iommu", Severity::fail, "GPUs bound to vfio-pci but the IOMMU is off (no IOMMU groups)",
                      "enable VT-d / AMD-Vi in the firmware and boot with intel_iommu=on (AMD enables it by default)");
     f.evidence = {{"vfio_pci_gpus", text(join(h.vfio_pci_gpus))}};
     out.push_back(std::move(f));
   }
   if (in_vm(v) || v.gpus.empty()) return;
-  if (h.iommu_groups > 0 && !h.passthrough_mode.value_or(false) && h.vfio_pci_gpus.size() < v.gpus.size()) {
+  if (h.iommu_group_count > 0 && !h.passthrough_mode.value_or(false) && h.vfio_pci_gpus.size() < v.gpus.size()) {
     Finding f = make_finding("virt.host_iommu_translated", Severity::info,
                      "IOMMU translates host DMA of the GPUs (no iommu=pt)",
                      "boot with iommu=pt (Intel also intel_iommu=on) so host-owned GPUs bypass translation; reported "
                      "GPU P2P hangs were fixed by it");
     f.evidence = {{"iommu", h.iommu ? text(*h.iommu) : Value(nullptr)},
                   {"intel_iommu", h.intel_iommu ? text(*h.intel_iommu) : Value(nullptr)},
-                  {"iommu_groups", number(h.iommu_groups)}};
+                  {"iommu_group_count", number(h.iommu_group_count)}};
     out.push_back(std::move(f));
   }
   for (const auto& g : v.gpus) {
@@ -271,12 +262,12 @@ void host(const VirtSection& v, std::vector<Finding>& out) {
 void guest_modes(const VirtSection& v, std::vector<Finding>& out) {
   std::vector<std::string> vgpus;
   for (const auto& g : v.gpus)
-    if (g.nvml_virtualization_mode == std::optional<std::string>("vgpu")) vgpus.push_back(g.bdf);
+    if (g.nvml_virtualization_mode == report::VirtualizationMode::vgpu) vgpus.push_back(g.bdf);
   if (!vgpus.empty()) {
     Finding f = make_finding("virt.vgpu", Severity::info,
                      fmt::format("{} GPU(s) are vGPUs: P2P, NVLink and profiling are limited", vgpus.size()),
                      "for interconnect work use full passthrough (NVML mode passthrough) or bare metal");
-    f.evidence = {{"gpus", text_list(vgpus)}, {"nvml_virtualization_mode", text("vgpu")}};
+    f.evidence = {{"gpus", text_list(vgpus)}, {"nvml_virtualization_mode", text(report::to_string(report::VirtualizationMode::vgpu))}};
     f.affected = std::move(vgpus);
     out.push_back(std::move(f));
   }

@@ -18,7 +18,7 @@ INTERPROBE_JSON(SystemSection, os_name, kernel, architecture, cpu_vendor, cpu_mo
                 kernel_cmdline)
 
 // --- topology
-INTERPROBE_JSON(PciLink, current_gts, max_gts, current_width, max_width, current_gbps, max_gbps, downtrained)
+INTERPROBE_JSON(PciLink, current_gts, max_gts, current_lanes, max_lanes, current_gbps, max_gbps, downtrained)
 INTERPROBE_JSON(PciDevice, bdf, vendor_id, device_id, class_id, vendor_name, device_name, kind, driver, parent_bdf,
                 root_bus, numa_node, local_cpus, iommu_group, link, port_type, warnings)
 INTERPROBE_JSON(NumaNode, id, cpus, memory_bytes, distances)
@@ -26,10 +26,10 @@ INTERPROBE_JSON(CpuPackage, id, cpus, model, numa_nodes)
 INTERPROBE_JSON(CpuTopology, logical_cpus, cores, packages, packages_source, numa_nodes)
 INTERPROBE_JSON(NvLinkInfo, link, active, version, remote_bdf, remote_kind)
 INTERPROBE_JSON(NearNic, bdf, kind, pcie_path)
-INTERPROBE_JSON(Gpu, index, bdf, name, uuid, memory_total_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
+INTERPROBE_JSON(Gpu, index, bdf, name, uuid, memory_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
                 nearest_nics)
 INTERPROBE_JSON(P2pStatus, read, write, atomics, nvlink)
-INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlinks, path, bottleneck_gbps, p2p)
+INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlink_count, path, bottleneck_gbps, p2p)
 INTERPROBE_JSON(TopologySection, source, gpu_index_order, nvml_source, nvml_reason, pci_devices, cpu, gpus, gpu_pairs,
                 warnings)
 
@@ -38,12 +38,12 @@ INTERPROBE_JSON(VirtEvidence, source, family, value, implies)
 INTERPROBE_JSON(PciBar, index, size_bytes, prefetchable, is_64bit)
 INTERPROBE_JSON(BridgeAcs, bdf, vendor_device, acs_present, p2p_redirect, acs_enabled, unknown_reason)
 INTERPROBE_JSON(GpuPassthrough, bdf, vendor_device, device_name, driver, attachment, attachment_detail, path_above,
-                link_synthetic, link_detail, gpu_max_gts, gpu_current_gts, gpu_max_width, port_max_gts, numa_exposed,
-                numa_node, iommu_group, iommu_group_peers, p2p_clique, p2p_clique_id, p2p_capability_offset,
+                link_synthetic, link_detail, gpu_max_gts, gpu_current_gts, gpu_max_lanes, port_max_gts, numa_exposed,
+                numa_node, iommu_group, iommu_group_peers, p2p_clique, p2p_clique_reason, p2p_clique_id, p2p_capability_offset,
                 nvml_virtualization_mode, nvml_reason, bars, bar1_bytes, memory_bytes, large_bar, acs_above)
-INTERPROBE_JSON(HostIommu, intel_iommu, amd_iommu, iommu, passthrough_mode, vfio_pci_ids, iommu_groups, vfio_pci_gpus)
+INTERPROBE_JSON(HostIommu, intel_iommu, amd_iommu, iommu, passthrough_mode, vfio_pci_ids, iommu_group_count, vfio_pci_gpus)
 INTERPROBE_JSON(VirtSection, hypervisor, container, product, machine_type, machine_version, xen_role, confidential,
-                confidence, container_confidence, privileged, numa_nodes, conflicts, evidence, host, gpus)
+                confidence, container_confidence, privileged, numa_node_count, conflicts, evidence, host, gpus)
 
 // --- bandwidth
 INTERPROBE_JSON(BandwidthPoint, bytes, samples, copies_per_sample, min_us, median_us, p95_us, max_us, cv_fraction, gbps,

@@ -3,6 +3,7 @@
 // key lives ("[]" walks every element of an array, "*" every member of an object).
 #include "report/model/json_upgrade.hpp"
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,8 +22,8 @@ struct KeyRename {
 struct ValueRename {
   const char* where;
   const char* key;
-  const char* from;
-  const char* to;
+  const char* from;  // a trailing '*' matches every value that starts with the rest
+  const char* to;    // nullptr: null
 };
 
 constexpr KeyRename kKeyRenames[] = {
@@ -39,6 +40,14 @@ constexpr KeyRename kKeyRenames[] = {
     {"collective.allreduce[].points[]", "count", "elements_per_rank"},
     {"collective.allreduce[].points[]", "wrong", "wrong_elements"},
     {"collective.allreduce[].summary", "wrong_total", "wrong_elements_total"},
+    // topology, virtualization
+    {"topology.pci_devices[].link", "current_width", "current_lanes"},
+    {"topology.pci_devices[].link", "max_width", "max_lanes"},
+    {"topology.gpus[]", "memory_total_bytes", "memory_bytes"},
+    {"topology.gpu_pairs[]", "nvlinks", "nvlink_count"},
+    {"virtualization", "numa_nodes", "numa_node_count"},
+    {"virtualization.host", "iommu_groups", "iommu_group_count"},
+    {"virtualization.gpus[]", "gpu_max_width", "gpu_max_lanes"},
 };
 
 constexpr ValueRename kValueRenames[] = {
@@ -49,7 +58,20 @@ constexpr ValueRename kValueRenames[] = {
     // collective
     {"collective.allreduce[]", "variant", "p2p-off", "p2p_off"},
     {"collective.allreduce[]", "variant", "shm-off", "shm_off"},
+    // topology, virtualization
+    {"topology.pci_devices[]", "vendor_id", "", nullptr},
+    {"topology.pci_devices[]", "device_id", "", nullptr},
+    {"topology.pci_devices[]", "class_id", "", nullptr},
+    {"topology.pci_devices[]", "root_bus", "", nullptr},
+    {"virtualization.gpus[]", "p2p_clique", "unknown*", "unknown"},  // "unknown: needs root"
 };
+
+bool value_matches(const json& value, std::string_view from) {
+  if (!value.is_string()) return false;
+  const auto& text = value.get_ref<const std::string&>();
+  if (!from.empty() && from.back() == '*') return text.starts_with(from.substr(0, from.size() - 1));
+  return text == from;
+}
 
 // Calls `visit` on every object `where` names inside `node`.
 template <class Visit>
@@ -75,9 +97,22 @@ void for_each_at(json& node, std::string_view where, const Visit& visit) {
     for (auto& element : *it) for_each_at(element, rest, visit);
 }
 
+// 1.x wrote why the clique was unknown into the value ("unknown: needs root"); 2.0 keeps the
+// value closed and the why in p2p_clique_reason.
+void split_p2p_clique_reason(json& gpu) {
+  if (gpu.contains("p2p_clique_reason")) return;
+  gpu["p2p_clique_reason"] = nullptr;
+  auto it = gpu.find("p2p_clique");
+  if (it == gpu.end() || !it->is_string()) return;
+  std::string_view text = it->get_ref<const std::string&>();
+  constexpr std::string_view kPrefix = "unknown: ";
+  if (text.starts_with(kPrefix)) gpu["p2p_clique_reason"] = std::string(text.substr(kPrefix.size()));
+}
+
 }  // namespace
 
 void upgrade_from_1x(json& report) {
+  for_each_at(report, "virtualization.gpus[]", split_p2p_clique_reason);
   for (const auto& r : kKeyRenames)
     for_each_at(report, r.where, [&r](json& object) {
       if (!object.contains(r.from) || object.contains(r.to)) return;
@@ -87,7 +122,9 @@ void upgrade_from_1x(json& report) {
   for (const auto& r : kValueRenames)
     for_each_at(report, r.where, [&r](json& object) {
       auto it = object.find(r.key);
-      if (it != object.end() && *it == r.from) *it = r.to;
+      if (it == object.end() || !value_matches(*it, r.from)) return;
+      if (r.to) *it = r.to;
+      else *it = nullptr;
     });
   report["schema_version"] = kSchemaVersion;
 }

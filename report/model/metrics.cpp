@@ -59,14 +59,14 @@ void add_topology(const TopologySection& s, MetricTable& t) {
       t.add_optional(at + "/link/max_gts", d->link.max_gts, "gts", Better::higher, labels);
       t.add_optional(at + "/link/current_gbps", d->link.current_gbps, "gbps", Better::higher, labels);
     }
-    t.add_optional(at + "/memory_bytes", g.memory_total_bytes, "bytes", Better::neither, labels);
+    t.add_optional(at + "/memory_bytes", g.memory_bytes, "bytes", Better::neither, labels);
   }
   for (const auto& p : s.gpu_pairs) {
     Labels labels{{"section", "topology"}, {"a", std::to_string(p.a_index)}, {"b", std::to_string(p.b_index)},
                   {"path", p.path}};
     std::string at = fmt::format("topology/gpu_pairs/{}-{}", p.a_index, p.b_index);
     t.add_optional(at + "/bottleneck_gbps", p.bottleneck_gbps, "gbps", Better::higher, labels);
-    t.add(at + "/nvlinks", static_cast<double>(p.nvlinks), "count", Better::higher, labels);
+    t.add(at + "/nvlink_count", static_cast<double>(p.nvlink_count), "count", Better::higher, labels);
   }
   for (const auto& n : s.cpu.numa_nodes)
     t.add_optional(fmt::format("topology/numa_nodes/{}/memory_bytes", n.id), n.memory_bytes, "bytes", Better::neither,

@@ -6,32 +6,90 @@
 #include <string>
 #include <vector>
 
+#include "report/model/vocabulary.hpp"
+
 namespace interprobe::report {
+
+// What a PCI function is, from its class, ids, port type and place in the tree.
+enum class PciKind { gpu, nvswitch, nic, infiniband, nvme, pcie_switch_port, root_port, host_bridge, other };
+INTERPROBE_DECLARE_ENUM(PciKind);
+
+// PCIe Device/Port Type field of the PCI Express capability.
+enum class PciePortType {
+  endpoint,
+  legacy_endpoint,
+  root_port,
+  upstream,
+  downstream,
+  pcie_to_pci_bridge,
+  pci_to_pcie_bridge,
+  rc_integrated_endpoint,
+  rc_event_collector,
+};
+INTERPROBE_DECLARE_ENUM(PciePortType);
+
+// nvidia-smi topo -m's path classes (their spellings): X self, PIX one switch, PXB several
+// switches, PHB through the host bridge, NODE across host bridges of one NUMA node, SYS across
+// the CPU interconnect.
+enum class PciePath { X, PIX, PXB, PHB, NODE, SYS, unknown };
+INTERPROBE_DECLARE_ENUM(PciePath);
+
+// The kind of a NIC near a GPU (the network kinds of PciKind).
+enum class NicKind { nic, infiniband };
+INTERPROBE_DECLARE_ENUM(NicKind);
+
+enum class PackagesSource { hwloc, sysfs, hwloc_xml, none };
+INTERPROBE_DECLARE_ENUM(PackagesSource);
+
+// Where the PCI inventory came from.
+enum class TopologySource { sysfs, hwloc_xml };
+INTERPROBE_DECLARE_ENUM(TopologySource);
+
+enum class NvmlSource { live, recorded };
+INTERPROBE_DECLARE_ENUM(NvmlSource);
+
+enum class NvLinkRemoteKind { gpu, nvswitch, cpu, unknown };
+INTERPROBE_DECLARE_ENUM(NvLinkRemoteKind);
+
+// NVML's GPU virtualization mode.
+enum class VirtualizationMode { none, passthrough, vgpu, host_vgpu, host_vsga, unknown };
+INTERPROBE_DECLARE_ENUM(VirtualizationMode);
+
+// NVML's P2P status of one capability between two GPUs.
+enum class P2pCapability {
+  ok,
+  chipset_not_supported,
+  gpu_not_supported,
+  topology_not_supported,
+  disabled_by_regkey,
+  not_supported,
+  unknown,
+};
+INTERPROBE_DECLARE_ENUM(P2pCapability);
 
 struct PciLink {
   std::optional<double> current_gts, max_gts;  // GT/s; null when the kernel says Unknown
-  std::optional<std::int64_t> current_width, max_width; // lanes; null when 0 or absent
+  std::optional<std::int64_t> current_lanes, max_lanes;  // null when 0 or absent
   std::optional<double> current_gbps, max_gbps;  // hwloc convention: GT/s x encoding x width / 8
   std::optional<bool> downtrained;             // current below max (speed or width)
 };
 
 struct PciDevice {
   std::string bdf;        // "0000:43:00.0"
-  std::string vendor_id;  // "10de"
-  std::string device_id;
-  std::string class_id;   // "030200"
+  std::optional<std::string> vendor_id;  // "10de"; null when unreadable
+  std::optional<std::string> device_id;
+  std::optional<std::string> class_id;   // "030200"
   std::optional<std::string> vendor_name, device_name;  // pci.ids through libpci
-  std::string kind;       // gpu, nvswitch, nic, infiniband, nvme, pcie_switch_port, root_port, host_bridge, other
+  PciKind kind = PciKind::other;
   std::optional<std::string> driver;
   std::optional<std::string> parent_bdf;  // bridge above; null on a root bus
-  std::string root_bus;                   // "pci0000:40"
+  std::optional<std::string> root_bus;    // "pci0000:40"
   std::optional<std::int64_t> numa_node;           // null for -1 or absent
   std::optional<std::string> local_cpus;  // local_cpulist
   std::optional<std::int64_t> iommu_group;
   PciLink link;
-  // PCIe Device/Port Type from config space ("root_port", "upstream", "downstream", "endpoint",
-  // "rc_integrated_endpoint" ...); null when only the 64-byte header is readable (not root).
-  std::optional<std::string> port_type;
+  // From config space; null when only the 64-byte header is readable (not root).
+  std::optional<PciePortType> port_type;
   std::vector<std::string> warnings;      // unreadable or garbage attributes
 };
 
@@ -55,7 +113,7 @@ struct CpuTopology {
   std::optional<std::int64_t> logical_cpus;
   std::optional<std::int64_t> cores;
   std::vector<CpuPackage> packages;
-  std::string packages_source = "none";       // hwloc, sysfs, hwloc_xml, none
+  PackagesSource packages_source = PackagesSource::none;
   std::vector<NumaNode> numa_nodes;
 };
 
@@ -66,13 +124,13 @@ struct NvLinkInfo {
   std::optional<bool> active;
   std::optional<std::int64_t> version;                 // NVLink version (4 on H100)
   std::optional<std::string> remote_bdf;      // PCI address of the far end
-  std::string remote_kind = "unknown";        // gpu, nvswitch, cpu, unknown
+  NvLinkRemoteKind remote_kind = NvLinkRemoteKind::unknown;
 };
 
 struct NearNic {
   std::string bdf;
-  std::string kind;                           // nic, infiniband
-  std::string pcie_path;                      // PIX ... SYS, unknown
+  NicKind kind = NicKind::nic;
+  PciePath pcie_path = PciePath::unknown;
 };
 
 struct Gpu {
@@ -80,34 +138,33 @@ struct Gpu {
   std::string bdf;
   std::optional<std::string> name;            // NVML name, else the pci.ids device name
   std::optional<std::string> uuid;            // NVML only
-  std::optional<std::int64_t> memory_total_bytes;  // NVML only
+  std::optional<std::int64_t> memory_bytes;   // NVML only
   std::optional<std::int64_t> numa_node;
   std::optional<std::string> local_cpus;
-  std::optional<std::string> virtualization_mode;  // none, passthrough, vgpu, host_vgpu, host_vsga
+  std::optional<VirtualizationMode> virtualization_mode;  // NVML only
   std::vector<NvLinkInfo> nvlinks;
   std::vector<NearNic> nearest_nics;          // NICs on the best PCIe path class from this GPU
 };
 
-// NVML P2P status per capability: ok, chipset_not_supported, gpu_not_supported,
-// topology_not_supported, disabled_by_regkey, not_supported, unknown.
+// NVML P2P status per capability.
 struct P2pStatus {
-  std::optional<std::string> read, write, atomics, nvlink;
+  std::optional<P2pCapability> read, write, atomics, nvlink;
 };
 
 struct GpuPair {
   std::string a_bdf, b_bdf;
   std::int64_t a_index = 0, b_index = 0;
-  std::string pcie_path = "unknown";          // X, PIX, PXB, PHB, NODE, SYS, unknown
-  std::int64_t nvlinks = 0;                            // direct or through NVSwitches
+  PciePath pcie_path = PciePath::unknown;
+  std::int64_t nvlink_count = 0;              // direct or through NVSwitches
   std::string path = "unknown";               // nvidia-smi topo -m label: NV18, PIX, ...
   std::optional<double> bottleneck_gbps;      // slowest PCIe link on the path
   std::optional<P2pStatus> p2p;               // NVML, null without it
 };
 
 struct TopologySection {
-  std::string source = "sysfs";               // sysfs, hwloc_xml
+  TopologySource source = TopologySource::sysfs;
   std::string gpu_index_order = "pci_bus_id";
-  std::optional<std::string> nvml_source;     // live, recorded; null when NVML was not used
+  std::optional<NvmlSource> nvml_source;      // null when NVML was not used
   std::optional<std::string> nvml_reason;     // why not, when it was not
   std::vector<PciDevice> pci_devices;
   CpuTopology cpu;

@@ -6,7 +6,30 @@
 #include <string>
 #include <vector>
 
+#include "report/model/topology.hpp"
+#include "report/model/vocabulary.hpp"
+
 namespace interprobe::report {
+
+// How a GPU is attached to the (guest's) PCI tree.
+enum class Attachment {
+  root_bus_integrated,  // an integrated endpoint on the root bus: link registers zeroed
+  root_bus,
+  emulated_root_port,
+  emulated_switch,
+  real_root_port,
+  real_switch,
+  hyperv_vpci,
+  unknown,
+};
+INTERPROBE_DECLARE_ENUM(Attachment);
+
+// Whether the hypervisor injected NVIDIA's GPUDirect P2P clique capability.
+enum class P2pClique { present, absent, unknown };
+INTERPROBE_DECLARE_ENUM(P2pClique);
+
+enum class Confidence { high, medium, low };
+INTERPROBE_DECLARE_ENUM(Confidence);
 
 // One signal that was read: where, what it said, and what it means for the verdict.
 struct VirtEvidence {
@@ -42,25 +65,23 @@ struct GpuPassthrough {
   std::string vendor_device;  // "10de:2335"
   std::optional<std::string> device_name;
   std::optional<std::string> driver;
-  // root_bus_integrated, root_bus, emulated_root_port, emulated_switch, real_root_port,
-  // real_switch, hyperv_vpci, unknown
-  std::string attachment = "unknown";
+  Attachment attachment = Attachment::unknown;
   std::string attachment_detail;
   std::vector<std::string> path_above;  // "0000:00:1c.0 1b36:000c root_port", nearest first
   std::optional<bool> link_synthetic;   // true: speeds come from an emulated port or are zeroed
   std::optional<std::string> link_detail;
   std::optional<double> gpu_max_gts, gpu_current_gts;
-  std::optional<std::int64_t> gpu_max_width;
+  std::optional<std::int64_t> gpu_max_lanes;
   std::optional<double> port_max_gts;   // the bridge directly above, null on a root bus
   bool numa_exposed = false;
   std::optional<std::int64_t> numa_node;
   std::optional<std::int64_t> iommu_group;
   std::vector<std::string> iommu_group_peers;  // other functions in the same group
-  std::string p2p_clique = "unknown";          // present, absent, "unknown: needs root", "unknown: ..."
+  P2pClique p2p_clique = P2pClique::unknown;
+  std::optional<std::string> p2p_clique_reason;  // why unknown: "needs root", a config space failure
   std::optional<std::int64_t> p2p_clique_id;
   std::optional<std::int64_t> p2p_capability_offset;
-  // NVML's virtualization mode: none, passthrough, vgpu, host_vgpu, host_vsga; null without NVML.
-  std::optional<std::string> nvml_virtualization_mode;
+  std::optional<VirtualizationMode> nvml_virtualization_mode;  // null without NVML
   std::optional<std::string> nvml_reason;
   std::vector<PciBar> bars;
   std::optional<std::int64_t> bar1_bytes;    // the framebuffer aperture (largest prefetchable BAR)
@@ -76,7 +97,7 @@ struct HostIommu {
   std::optional<std::string> iommu;         // iommu= (pt, on, off, ...)
   std::optional<bool> passthrough_mode;     // iommu=pt or iommu.passthrough=1
   std::optional<std::string> vfio_pci_ids;  // vfio-pci.ids=
-  std::int64_t iommu_groups = 0;            // entries of /sys/kernel/iommu_groups
+  std::int64_t iommu_group_count = 0;       // entries of /sys/kernel/iommu_groups
   std::vector<std::string> vfio_pci_gpus;   // BDFs of NVIDIA GPUs bound to vfio-pci
 };
 
@@ -88,10 +109,10 @@ struct VirtSection {
   std::optional<std::string> machine_version;  // "pc-q35-8.1"
   std::optional<std::string> xen_role;         // dom0, domU
   std::optional<std::string> confidential;     // SEV, SEV-ES, SEV-SNP, TDX
-  std::string confidence = "low";              // of `hypervisor`: high, medium, low
-  std::string container_confidence = "low";
+  Confidence confidence = Confidence::low;      // of `hypervisor`
+  Confidence container_confidence = Confidence::low;
   bool privileged = false;                     // root-only signals were readable
-  std::optional<std::int64_t> numa_nodes;      // nodes this kernel sees
+  std::optional<std::int64_t> numa_node_count;  // nodes this kernel sees
   std::vector<std::string> conflicts;
   std::vector<VirtEvidence> evidence;
   HostIommu host;

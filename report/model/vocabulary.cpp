@@ -49,4 +49,40 @@ INTERPROBE_ENUM(AllreduceVariant, {AllreduceVariant::default_, "default"}, {Allr
 INTERPROBE_ENUM(AllreduceStatus, {AllreduceStatus::complete, "complete"}, {AllreduceStatus::hung, "hung"},
                 {AllreduceStatus::interrupted, "interrupted"}, {AllreduceStatus::failed, "failed"})
 
+// --- topology
+INTERPROBE_ENUM(PciKind, {PciKind::gpu, "gpu"}, {PciKind::nvswitch, "nvswitch"}, {PciKind::nic, "nic"},
+                {PciKind::infiniband, "infiniband"}, {PciKind::nvme, "nvme"}, {PciKind::pcie_switch_port, "pcie_switch_port"},
+                {PciKind::root_port, "root_port"}, {PciKind::host_bridge, "host_bridge"}, {PciKind::other, "other"})
+INTERPROBE_ENUM(PciePortType, {PciePortType::endpoint, "endpoint"}, {PciePortType::legacy_endpoint, "legacy_endpoint"},
+                {PciePortType::root_port, "root_port"}, {PciePortType::upstream, "upstream"},
+                {PciePortType::downstream, "downstream"}, {PciePortType::pcie_to_pci_bridge, "pcie_to_pci_bridge"},
+                {PciePortType::pci_to_pcie_bridge, "pci_to_pcie_bridge"},
+                {PciePortType::rc_integrated_endpoint, "rc_integrated_endpoint"},
+                {PciePortType::rc_event_collector, "rc_event_collector"})
+INTERPROBE_ENUM(PciePath, {PciePath::X, "X"}, {PciePath::PIX, "PIX"}, {PciePath::PXB, "PXB"}, {PciePath::PHB, "PHB"},
+                {PciePath::NODE, "NODE"}, {PciePath::SYS, "SYS"}, {PciePath::unknown, "unknown"})
+INTERPROBE_ENUM(NicKind, {NicKind::nic, "nic"}, {NicKind::infiniband, "infiniband"})
+INTERPROBE_ENUM(PackagesSource, {PackagesSource::hwloc, "hwloc"}, {PackagesSource::sysfs, "sysfs"},
+                {PackagesSource::hwloc_xml, "hwloc_xml"}, {PackagesSource::none, "none"})
+INTERPROBE_ENUM(TopologySource, {TopologySource::sysfs, "sysfs"}, {TopologySource::hwloc_xml, "hwloc_xml"})
+INTERPROBE_ENUM(NvmlSource, {NvmlSource::live, "live"}, {NvmlSource::recorded, "recorded"})
+INTERPROBE_ENUM(NvLinkRemoteKind, {NvLinkRemoteKind::gpu, "gpu"}, {NvLinkRemoteKind::nvswitch, "nvswitch"},
+                {NvLinkRemoteKind::cpu, "cpu"}, {NvLinkRemoteKind::unknown, "unknown"})
+INTERPROBE_ENUM(VirtualizationMode, {VirtualizationMode::none, "none"}, {VirtualizationMode::passthrough, "passthrough"},
+                {VirtualizationMode::vgpu, "vgpu"}, {VirtualizationMode::host_vgpu, "host_vgpu"},
+                {VirtualizationMode::host_vsga, "host_vsga"}, {VirtualizationMode::unknown, "unknown"})
+INTERPROBE_ENUM(P2pCapability, {P2pCapability::ok, "ok"}, {P2pCapability::chipset_not_supported, "chipset_not_supported"},
+                {P2pCapability::gpu_not_supported, "gpu_not_supported"},
+                {P2pCapability::topology_not_supported, "topology_not_supported"},
+                {P2pCapability::disabled_by_regkey, "disabled_by_regkey"}, {P2pCapability::not_supported, "not_supported"},
+                {P2pCapability::unknown, "unknown"})
+
+// --- virtualization
+INTERPROBE_ENUM(Attachment, {Attachment::root_bus_integrated, "root_bus_integrated"}, {Attachment::root_bus, "root_bus"},
+                {Attachment::emulated_root_port, "emulated_root_port"}, {Attachment::emulated_switch, "emulated_switch"},
+                {Attachment::real_root_port, "real_root_port"}, {Attachment::real_switch, "real_switch"},
+                {Attachment::hyperv_vpci, "hyperv_vpci"}, {Attachment::unknown, "unknown"})
+INTERPROBE_ENUM(P2pClique, {P2pClique::present, "present"}, {P2pClique::absent, "absent"}, {P2pClique::unknown, "unknown"})
+INTERPROBE_ENUM(Confidence, {Confidence::high, "high"}, {Confidence::medium, "medium"}, {Confidence::low, "low"})
+
 }  // namespace interprobe::report

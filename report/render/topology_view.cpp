@@ -27,7 +27,7 @@ std::string speed_text(const std::optional<double>& gts, const std::optional<int
 
 std::string link_text(const report::PciLink& l, bool current) {
   auto gts = current ? l.current_gts : l.max_gts;
-  auto width = current ? l.current_width : l.max_width;
+  auto width = current ? l.current_lanes : l.max_lanes;
   auto gbps = current ? l.current_gbps : l.max_gbps;
   if (!gts && !width) return gbps ? fmt::format("{:.1f} GB/s", *gbps) : "-";
   std::string text = speed_text(gts, width);
@@ -44,18 +44,18 @@ Tone path_tone(const std::string& path) {
 
 KeyValues summary(const TopologySection& s) {
   KeyValues kv;
-  kv.add("source", s.source == "sysfs" ? "sysfs (PCI inventory read through the root)" : "hwloc XML export");
+  kv.add("source", s.source == report::TopologySource::sysfs ? "sysfs (PCI inventory read through the root)" : "hwloc XML export");
   std::map<std::string, int> kinds;
-  for (const auto& d : s.pci_devices) ++kinds[d.kind];
+  for (const auto& d : s.pci_devices) ++kinds[report::to_string(d.kind)];
   std::string kind_list;
   for (const auto& [k, n] : kinds) kind_list += fmt::format("{}{} {}", kind_list.empty() ? "" : ", ", n, k);
   kv.add("PCI functions", fmt::format("{} ({})", s.pci_devices.size(), kind_list.empty() ? "none" : kind_list));
   kv.add("GPUs", s.gpus.empty() ? Cell("none", Tone::dim) : Cell(fmt::format("{} (index = PCI bus order)", s.gpus.size())));
   const auto& cpu = s.cpu;
   kv.add("CPUs", fmt::format("{} logical, {} cores, {} package(s) [{}], {} NUMA node(s)", opt_int(cpu.logical_cpus),
-                             opt_int(cpu.cores), cpu.packages.size(), cpu.packages_source, cpu.numa_nodes.size()));
+                             opt_int(cpu.cores), cpu.packages.size(), report::to_string(cpu.packages_source), cpu.numa_nodes.size()));
   if (!cpu.packages.empty() && cpu.packages.front().model) kv.add("CPU model", *cpu.packages.front().model);
-  if (s.nvml_source) kv.add("NVML", *s.nvml_source == "live" ? "live" : "recorded (nvml.json at the root of the tree)");
+  if (s.nvml_source) kv.add("NVML", *s.nvml_source == report::NvmlSource::live ? "live" : "recorded (nvml.json at the root of the tree)");
   else kv.add("NVML", Cell("not used: " + s.nvml_reason.value_or("-"), Tone::dim));
   if (!s.warnings.empty()) kv.add("warnings", Cell(fmt::format("{} (listed below)", s.warnings.size()), Tone::warn));
   return kv;
@@ -71,14 +71,14 @@ Table path_matrix(const TopologySection& s) {
   for (const auto& g : s.gpus) ends.push_back({fmt::format("GPU{}", g.index), g.bdf, s.device(g.bdf)});
   int nic = 0;
   for (const auto& d : s.pci_devices)
-    if (d.kind == "nic" || d.kind == "infiniband") ends.push_back({fmt::format("NIC{}", nic++), d.bdf, &d});
+    if (d.kind == report::PciKind::nic || d.kind == report::PciKind::infiniband) ends.push_back({fmt::format("NIC{}", nic++), d.bdf, &d});
   std::map<std::pair<std::string, std::string>, std::string> label;
   for (const auto& p : s.gpu_pairs) {
     label[{p.a_bdf, p.b_bdf}] = p.path;
     label[{p.b_bdf, p.a_bdf}] = p.path;
   }
   for (const auto& g : s.gpus)
-    for (const auto& n : g.nearest_nics) label[{g.bdf, n.bdf}] = label[{n.bdf, g.bdf}] = n.pcie_path;
+    for (const auto& n : g.nearest_nics) label[{g.bdf, n.bdf}] = label[{n.bdf, g.bdf}] = report::to_string(n.pcie_path);
   Table t{"path between devices (nvidia-smi topo -m legend below)", {""}, {Align::left}, {}};
   for (const auto& e : ends) {
     t.header.push_back(e.label);
@@ -121,7 +121,7 @@ Table gpu_table(const TopologySection& s) {
     int active = 0;
     for (const auto& l : g.nvlinks) active += l.active.value_or(true) ? 1 : 0;
     std::string nics;
-    for (const auto& n : g.nearest_nics) nics += fmt::format("{}{} ({})", nics.empty() ? "" : ", ", n.bdf, n.pcie_path);
+    for (const auto& n : g.nearest_nics) nics += fmt::format("{}{} ({})", nics.empty() ? "" : ", ", n.bdf, report::to_string(n.pcie_path));
     t.rows.push_back({Cell(std::to_string(g.index)), Cell(g.bdf), Cell(or_dash(g.name)), Cell(opt_int(g.numa_node)),
                       Cell(d ? link_text(d->link, true) : "-"), Cell(d ? link_text(d->link, false) : "-"),
                       Cell(g.nvlinks.empty() ? "-" : std::to_string(active)), Cell(nics.empty() ? "-" : nics),
@@ -135,10 +135,11 @@ Table pair_table(const TopologySection& s) {
           {Align::left, Align::left, Align::left, Align::right, Align::right, Align::left}, {}};
   for (const auto& p : s.gpu_pairs) {
     std::string p2p = "-";
-    if (p.p2p) p2p = fmt::format("{}/{}/{}/{}", or_dash(p.p2p->read), or_dash(p.p2p->write), or_dash(p.p2p->atomics), or_dash(p.p2p->nvlink));
-    t.rows.push_back({Cell(fmt::format("GPU{}-GPU{}", p.a_index, p.b_index)), Cell(p.path, path_tone(p.path)), Cell(p.pcie_path),
-                      Cell(std::to_string(p.nvlinks)), Cell(p.bottleneck_gbps ? fmt::format("{:.1f} GB/s", *p.bottleneck_gbps) : "-"),
-                      Cell(p2p, p.p2p && p.p2p->read && *p.p2p->read != "ok" ? Tone::warn : Tone::plain)});
+    auto name = [](const std::optional<report::P2pCapability>& c) { return c ? std::string(report::to_string(*c)) : "-"; };
+    if (p.p2p) p2p = fmt::format("{}/{}/{}/{}", name(p.p2p->read), name(p.p2p->write), name(p.p2p->atomics), name(p.p2p->nvlink));
+    t.rows.push_back({Cell(fmt::format("GPU{}-GPU{}", p.a_index, p.b_index)), Cell(p.path, path_tone(p.path)), Cell(report::to_string(p.pcie_path)),
+                      Cell(std::to_string(p.nvlink_count)), Cell(p.bottleneck_gbps ? fmt::format("{:.1f} GB/s", *p.bottleneck_gbps) : "-"),
+                      Cell(p2p, p.p2p && p.p2p->read && *p.p2p->read != report::P2pCapability::ok ? Tone::warn : Tone::plain)});
   }
   return t;
 }
@@ -166,7 +167,7 @@ Table pci_tree(const TopologySection& s) {
   std::map<std::string, std::vector<const PciDevice*>> children;  // parent bdf or root bus -> devices
   std::vector<std::string> roots;
   for (const auto& d : s.pci_devices) {
-    std::string key = d.parent_bdf && s.device(*d.parent_bdf) ? *d.parent_bdf : "bus:" + (d.root_bus.empty() ? "?" : d.root_bus);
+    std::string key = d.parent_bdf && s.device(*d.parent_bdf) ? *d.parent_bdf : "bus:" + d.root_bus.value_or("?");
     if (key.rfind("bus:", 0) == 0 && std::find(roots.begin(), roots.end(), key) == roots.end()) roots.push_back(key);
     children[key].push_back(&d);
   }
@@ -178,9 +179,9 @@ Table pci_tree(const TopologySection& s) {
       std::string name = d.device_name ? *d.device_name : "";
       if (d.vendor_name) name = name.empty() ? *d.vendor_name + " (device not in pci.ids)" : *d.vendor_name + " " + name;
       bool down = d.link.downtrained.value_or(false);
-      t.rows.push_back({Cell(prefix + (last ? "└─ " : "├─ ") + d.bdf), Cell(d.kind),
-                        Cell(fmt::format("{}:{} {}", d.vendor_id.empty() ? "?" : d.vendor_id, d.device_id.empty() ? "?" : d.device_id,
-                                         d.class_id.empty() ? "?" : d.class_id), Tone::dim),
+      t.rows.push_back({Cell(prefix + (last ? "└─ " : "├─ ") + d.bdf), Cell(report::to_string(d.kind)),
+                        Cell(fmt::format("{}:{} {}", d.vendor_id.value_or("?"), d.device_id.value_or("?"), d.class_id.value_or("?")),
+                             Tone::dim),
                         Cell(name.empty() ? "-" : name), Cell(link_text(d.link, true), down ? Tone::warn : Tone::plain),
                         Cell(link_text(d.link, false)), Cell(or_dash(d.driver), Tone::dim),
                         down ? Cell("downtrained", Tone::warn) : Cell(d.warnings.empty() ? "" : "warnings", Tone::warn)});

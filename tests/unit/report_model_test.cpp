@@ -144,7 +144,7 @@ TEST(Metrics, EveryFixtureGivesUniquePathsWithTheUnitTheirKeyNames) {
 
 TEST(Metrics, TopologyRowsCarryThePairsAndLinks) {
   auto hgx = metrics_of(parse_report_text(fixture_reports().at("topology/hgx-h100-nvswitch"), "hgx"));
-  const MetricRow* nvlinks = find_row(hgx, "topology/gpu_pairs/0-1/nvlinks");
+  const MetricRow* nvlinks = find_row(hgx, "topology/gpu_pairs/0-1/nvlink_count");
   ASSERT_TRUE(nvlinks);
   EXPECT_EQ(nvlinks->value, 18);  // NV18 through the NVSwitches
   EXPECT_EQ(nvlinks->better, Better::higher);
@@ -157,6 +157,28 @@ TEST(Metrics, TopologyRowsCarryThePairsAndLinks) {
   std::size_t pairs = 0;
   for (const auto& row : proxmox) pairs += row.path.rfind("topology/gpu_pairs/", 0) == 0 && row.unit == "count";
   EXPECT_EQ(pairs, 28u);  // 8 GPUs: 28 pairs
+}
+
+// 1.x wrote widths, nvlinks and memory_total_bytes under other names, and why the P2P clique was
+// unknown inside its value: the upgrade keeps every value under its 2.0 name.
+TEST(ReportModel, Upgraded1xTopologyAndVirtKeepTheirValues) {
+  fs::path v1 = fs::path(INTERPROBE_SOURCE_DIR) / "tests/golden/v1/hgx-h100-nvswitch.json";
+  auto old_json = nlohmann::json::parse(read_text(v1));
+  Report r = read_report_file(v1);
+  ASSERT_TRUE(r.topology && r.virtualization);
+  const auto& old_pair = old_json.at("topology").at("gpu_pairs").at(0);
+  EXPECT_EQ(r.topology->gpu_pairs.at(0).nvlink_count, old_pair.at("nvlinks").get<std::int64_t>());
+  EXPECT_EQ(r.topology->gpu_pairs.at(0).pcie_path, parse_enum<PciePath>(old_pair.at("pcie_path").get<std::string>()));
+  EXPECT_EQ(r.topology->gpus.at(0).memory_bytes, old_json["topology"]["gpus"][0].at("memory_total_bytes").get<std::int64_t>());
+  const auto& old_link = old_json["topology"]["pci_devices"][0].at("link");
+  auto as_json = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  EXPECT_EQ(as_json(r.topology->pci_devices.at(0).link.max_lanes), old_link.at("max_width"));
+  const auto& gpu = r.virtualization->gpus.at(0);
+  EXPECT_EQ(gpu.p2p_clique, P2pClique::unknown);  // was "unknown: needs root"
+  EXPECT_EQ(gpu.p2p_clique_reason, "needs root");
+  EXPECT_EQ(as_json(gpu.gpu_max_lanes), old_json["virtualization"]["gpus"][0].at("gpu_max_width"));
+  EXPECT_EQ(r.virtualization->host.iommu_group_count,
+            old_json["virtualization"]["host"].at("iommu_groups").get<std::int64_t>());
 }
 
 TEST(Metrics, MeasuredRowsCarryTheirSpread) {
@@ -221,6 +243,20 @@ TEST(Vocabulary, EveryEnumTableEqualsItsSchemaEnum) {
       {"/$defs/probe/properties/status", table_names<ProbeStatus>()},
       {"/$defs/finding/properties/severity", table_names<Severity>()},
       {"/$defs/library/properties/version_source", table_names<VersionSource>()},
+      {"/$defs/pci_device/properties/kind", table_names<PciKind>()},
+      {"/$defs/pci_device/properties/port_type", table_names<PciePortType>()},
+      {"/$defs/pcie_path", table_names<PciePath>()},
+      {"/$defs/topology_gpu/properties/nearest_nics/items/properties/kind", table_names<NicKind>()},
+      {"/$defs/cpu_topology/properties/packages_source", table_names<PackagesSource>()},
+      {"/$defs/topology/properties/source", table_names<TopologySource>()},
+      {"/$defs/topology/properties/nvml_source", table_names<NvmlSource>()},
+      {"/$defs/topology_gpu/properties/nvlinks/items/properties/remote_kind", table_names<NvLinkRemoteKind>()},
+      {"/$defs/virtualization_mode", table_names<VirtualizationMode>()},
+      {"/$defs/p2p_status", table_names<P2pCapability>()},
+      {"/$defs/virt_gpu/properties/attachment", table_names<Attachment>()},
+      {"/$defs/virt_gpu/properties/p2p_clique", table_names<P2pClique>()},
+      {"/$defs/virtualization/properties/confidence", table_names<Confidence>()},
+      {"/$defs/virtualization/properties/container_confidence", table_names<Confidence>()},
   };
   for (const auto& check : checks) EXPECT_EQ(check.names, schema_enum(check.pointer)) << check.pointer;
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
@@ -35,6 +37,17 @@ TEST(Units, Formats) {
   EXPECT_EQ(format_size_label(65536), "64K");
   EXPECT_EQ(format_size_label(1u << 30), "1G");
   EXPECT_EQ(format_size_label(1536), "1536");
+}
+
+// One generation function for probes and rules: each rate names its generation, and so do the
+// slightly-off rates emulated ports and rounding produce; just below a floor is the generation before.
+TEST(Units, PcieGenerationAtItsBoundaries) {
+  const std::pair<double, int> named[] = {{2.5, 1},  {5.0, 2},   {8.0, 3},  {16.0, 4},  {32.0, 5}, {64.0, 6},
+                                          {128.0, 7}, {31.5, 5}, {31.49, 4}, {15.5, 4}, {15.49, 3}, {4.49, 1},
+                                          {2.0, 1}};
+  for (const auto& [gts, generation] : named) EXPECT_EQ(pcie_generation(gts), generation) << gts;
+  EXPECT_FALSE(pcie_generation(1.99));
+  EXPECT_FALSE(pcie_generation(0.0));
 }
 
 TEST(Text, Parsers) {

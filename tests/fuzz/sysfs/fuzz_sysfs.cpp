@@ -63,11 +63,10 @@ void fuzz_link(const std::string& text) {
   report::PciLink link;
   link.current_gts = parse_link_speed_gts(text).value;
   link.max_gts = link.current_gts;
-  link.current_width = parse_link_width(text).value;
-  link.max_width = link.current_width;
+  link.current_lanes = parse_link_width(text).value;
+  link.max_lanes = link.current_lanes;
   complete_link(link);
-  (void)describe_link(link.current_gts, link.current_width);
-  (void)describe_link(link.current_gts, 16);
+  if (link.current_gts) (void)pcie_generation(*link.current_gts);
 }
 
 void fuzz_numbers(const std::string& text) {

@@ -124,7 +124,7 @@ TEST(ExpectedRate, SlowestLinkOnThePath) {
     d.parent_bdf = std::move(parent);
     d.link.current_gbps = gbps;
     d.link.current_gts = gts;
-    d.link.current_width = width;
+    d.link.current_lanes = width;
     return d;
   };
   // gpu0 Gen5 x16 behind a switch whose uplink trained at Gen4: the uplink limits.
@@ -133,7 +133,7 @@ TEST(ExpectedRate, SlowestLinkOnThePath) {
   report::GpuPair nv;
   nv.a_bdf = "0000:03:00.0";
   nv.b_bdf = "0000:04:00.0";
-  nv.nvlinks = 18;
+  nv.nvlink_count = 18;
   nv.bottleneck_gbps = 63.0;
   t.gpu_pairs = {nv};
   std::map<std::string, std::string> bdf = {{"gpu0", "0000:03:00.0"}, {"gpu1", "0000:04:00.0"}};

@@ -73,7 +73,7 @@ TEST(Fixtures, BareMetalShowsEveryPathClass) {
   ASSERT_TRUE(gpu3);
   EXPECT_TRUE(*gpu3->link.downtrained);
   EXPECT_EQ(s.gpus[6].nearest_nics.at(0).bdf, "0000:88:00.0");
-  EXPECT_EQ(s.gpus[6].nearest_nics.at(0).pcie_path, "PIX");
+  EXPECT_EQ(s.gpus[6].nearest_nics.at(0).pcie_path, report::PciePath::PIX);
   EXPECT_EQ(s.gpus[0].nearest_nics.size(), 2u);  // both ports of the ConnectX-6
   EXPECT_EQ(s.cpu.packages.size(), 2u);
   EXPECT_EQ(s.cpu.numa_nodes.at(1).distances, (std::vector<std::int64_t>{21, 10}));
@@ -88,7 +88,7 @@ TEST(Fixtures, InventoryFieldsOfOneGpu) {
   EXPECT_EQ(d->vendor_id, "10de");
   EXPECT_EQ(d->device_id, "20f1");
   EXPECT_EQ(d->class_id, "030200");
-  EXPECT_EQ(d->kind, "gpu");
+  EXPECT_EQ(d->kind, report::PciKind::gpu);
   EXPECT_EQ(d->driver, "nvidia");
   EXPECT_EQ(d->parent_bdf, "0000:04:08.0");
   EXPECT_EQ(d->root_bus, "pci0000:00");
@@ -96,12 +96,12 @@ TEST(Fixtures, InventoryFieldsOfOneGpu) {
   EXPECT_EQ(d->local_cpus, "0-3");
   EXPECT_TRUE(d->iommu_group.has_value());
   EXPECT_DOUBLE_EQ(*d->link.max_gts, 16.0);
-  EXPECT_EQ(*d->link.current_width, 16);
+  EXPECT_EQ(*d->link.current_lanes, 16);
   EXPECT_FALSE(d->port_type.has_value());  // a 64-byte (unprivileged) config header only
-  EXPECT_EQ(s.device("0000:00:02.0")->kind, "root_port");
-  EXPECT_EQ(s.device("0000:01:00.0")->kind, "pcie_switch_port");
-  EXPECT_EQ(s.device("0000:c4:00.0")->kind, "nvme");
-  EXPECT_EQ(s.device("0000:0b:00.1")->kind, "infiniband");
+  EXPECT_EQ(s.device("0000:00:02.0")->kind, report::PciKind::root_port);
+  EXPECT_EQ(s.device("0000:01:00.0")->kind, report::PciKind::pcie_switch_port);
+  EXPECT_EQ(s.device("0000:c4:00.0")->kind, report::PciKind::nvme);
+  EXPECT_EQ(s.device("0000:0b:00.1")->kind, report::PciKind::infiniband);
 }
 
 TEST(Fixtures, ProxmoxGuestHidesLocalityAndTheEmulatedPortIsNoBottleneck) {
@@ -110,9 +110,9 @@ TEST(Fixtures, ProxmoxGuestHidesLocalityAndTheEmulatedPortIsNoBottleneck) {
   for (const auto& g : s.gpus) EXPECT_FALSE(g.numa_node.has_value());  // numa_node -1
   for (const auto& p : s.gpu_pairs) EXPECT_EQ(p.path, "PHB");
   const auto* port = s.device("0000:00:1c.0");
-  EXPECT_EQ(port->vendor_id + ":" + port->device_id, "1b36:000c");
+  EXPECT_EQ(port->vendor_id.value_or("") + ":" + port->device_id.value_or(""), "1b36:000c");
   EXPECT_DOUBLE_EQ(*port->link.max_gts, 16.0);
-  EXPECT_EQ(*port->link.max_width, 32);
+  EXPECT_EQ(*port->link.max_lanes, 32);
   EXPECT_DOUBLE_EQ(*s.device("0000:01:00.0")->link.max_gts, 32.0);
   // The Gen5 GPU's own registers, not the port's synthetic 16 GT/s, bound the path.
   EXPECT_NEAR(*s.gpu_pairs.front().bottleneck_gbps, 63.02, 0.01);
@@ -124,7 +124,7 @@ TEST(Fixtures, RootBusGpusHaveUnknownLinks) {
   for (const auto& g : s.gpus) {
     const auto* d = s.device(g.bdf);
     EXPECT_FALSE(d->link.current_gts.has_value());
-    EXPECT_FALSE(d->link.current_width.has_value());
+    EXPECT_FALSE(d->link.current_lanes.has_value());
     EXPECT_FALSE(d->parent_bdf.has_value());
   }
   for (const auto& p : s.gpu_pairs) EXPECT_FALSE(p.bottleneck_gbps.has_value());
@@ -134,7 +134,7 @@ TEST(Fixtures, RootBusGpusHaveUnknownLinks) {
 TEST(Fixtures, I440fxGuestIsConventionalPci) {
   auto s = read_fixture("i440fx-guest");
   ASSERT_EQ(s.gpus.size(), 2u);
-  EXPECT_EQ(s.device("0000:00:1e.0")->kind, "other");  // a PCI-PCI bridge, not a PCIe port
+  EXPECT_EQ(s.device("0000:00:1e.0")->kind, report::PciKind::other);  // a PCI-PCI bridge, not a PCIe port
   EXPECT_EQ(s.device("0000:01:01.0")->parent_bdf, "0000:00:1e.0");
   EXPECT_FALSE(s.device("0000:00:05.0")->link.max_gts.has_value());
   EXPECT_EQ(s.gpu_pairs.at(0).path, "PHB");
@@ -143,25 +143,25 @@ TEST(Fixtures, I440fxGuestIsConventionalPci) {
 TEST(Fixtures, HgxNvlinkThroughNvSwitchesFromRecordedNvml) {
   auto s = read_fixture("hgx-h100-nvswitch");
   ASSERT_EQ(s.gpus.size(), 8u);
-  EXPECT_EQ(s.nvml_source, "recorded");
+  EXPECT_EQ(s.nvml_source, report::NvmlSource::recorded);
   for (const auto& p : s.gpu_pairs) {
-    EXPECT_EQ(p.nvlinks, 18);
+    EXPECT_EQ(p.nvlink_count, 18);
     EXPECT_EQ(p.path, "NV18");
     ASSERT_TRUE(p.p2p);
-    EXPECT_EQ(p.p2p->read, "ok");
+    EXPECT_EQ(p.p2p->read, report::P2pCapability::ok);
   }
-  EXPECT_EQ(pair_of(s, 0, 1)->pcie_path, "NODE");
-  EXPECT_EQ(pair_of(s, 0, 4)->pcie_path, "SYS");
+  EXPECT_EQ(pair_of(s, 0, 1)->pcie_path, report::PciePath::NODE);
+  EXPECT_EQ(pair_of(s, 0, 4)->pcie_path, report::PciePath::SYS);
   EXPECT_EQ(s.gpus[0].name, "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(s.gpus[0].memory_total_bytes, 85520809984);
-  EXPECT_EQ(s.gpus[0].virtualization_mode, "none");
-  EXPECT_EQ(s.gpus[0].nearest_nics.at(0).pcie_path, "PIX");
+  EXPECT_EQ(s.gpus[0].memory_bytes, 85520809984);
+  EXPECT_EQ(s.gpus[0].virtualization_mode, report::VirtualizationMode::none);
+  EXPECT_EQ(s.gpus[0].nearest_nics.at(0).pcie_path, report::PciePath::PIX);
   // Recorded as root: bridges carry their PCIe port type.
-  EXPECT_EQ(s.device("0000:16:00.0")->port_type, "upstream");
-  EXPECT_EQ(s.device("0000:17:00.0")->port_type, "downstream");
-  EXPECT_EQ(s.device("0000:15:01.0")->port_type, "root_port");
+  EXPECT_EQ(s.device("0000:16:00.0")->port_type, report::PciePortType::upstream);
+  EXPECT_EQ(s.device("0000:17:00.0")->port_type, report::PciePortType::downstream);
+  EXPECT_EQ(s.device("0000:15:01.0")->port_type, report::PciePortType::root_port);
   int switches = 0;
-  for (const auto& d : s.pci_devices) switches += d.kind == "nvswitch";
+  for (const auto& d : s.pci_devices) switches += d.kind == report::PciKind::nvswitch;
   EXPECT_EQ(switches, 4);
 }
 

@@ -42,7 +42,7 @@ TEST(HostileTopology, HwlocNeverFollowsALinkOutOfTheTree) {
   std::vector<std::string> warnings;
   report::CpuTopology cpu = read_cpu_topology(root, warnings);
   for (const auto& package : cpu.packages) EXPECT_NE(package.id, 77) << "read from " << outside.path();
-  EXPECT_NE(cpu.packages_source, "hwloc");
+  EXPECT_NE(cpu.packages_source, report::PackagesSource::hwloc);
 #if INTERPROBE_HAVE_HWLOC
   EXPECT_TRUE(has(warnings, "hwloc was not given the --root tree, because /sys/devices/system/cpu/cpu"));
   EXPECT_TRUE(has(warnings, "/topology is an absolute symlink to " + outside.path().string()));
@@ -56,7 +56,7 @@ TEST(HostileTopology, CleanTreeStillGoesToHwloc) {
   report::CpuTopology cpu = read_cpu_topology(root, warnings);
   EXPECT_FALSE(has(warnings, "was not given the --root tree"));
 #if INTERPROBE_HAVE_HWLOC
-  EXPECT_EQ(cpu.packages_source, "hwloc");
+  EXPECT_EQ(cpu.packages_source, report::PackagesSource::hwloc);
 #endif
   EXPECT_EQ(cpu.packages.size(), 2u);
 }

@@ -47,7 +47,7 @@ TEST(NvlinkBandwidth, LinksFromMegabytesPerSecond) {
 TEST(HwlocXml, PcieClassesMatchTheSysfsTree) {
   auto tree = read_fixture("baremetal-2s-8gpu-pcie");
   auto xml = from_xml("baremetal-2s-8gpu-pcie");
-  EXPECT_EQ(xml.source, "hwloc_xml");
+  EXPECT_EQ(xml.source, report::TopologySource::hwloc_xml);
   ASSERT_EQ(xml.gpus.size(), tree.gpus.size());
   ASSERT_EQ(xml.gpu_pairs.size(), tree.gpu_pairs.size());
   for (std::size_t i = 0; i < tree.gpu_pairs.size(); ++i) {
@@ -68,15 +68,15 @@ TEST(HwlocXml, NvlinkThroughNvSwitchesFromTheBandwidthMatrix) {
   auto xml = from_xml("hgx-h100-nvswitch");
   ASSERT_EQ(xml.gpus.size(), 8u);
   for (const auto& p : xml.gpu_pairs) {
-    EXPECT_EQ(p.nvlinks, 18) << p.a_bdf << " " << p.b_bdf;
+    EXPECT_EQ(p.nvlink_count, 18) << p.a_bdf << " " << p.b_bdf;
     EXPECT_EQ(p.path, "NV18");
     EXPECT_FALSE(p.p2p.has_value());
   }
-  EXPECT_EQ(pair_of(xml, 0, 1)->pcie_path, "NODE");
-  EXPECT_EQ(pair_of(xml, 3, 4)->pcie_path, "SYS");
+  EXPECT_EQ(pair_of(xml, 0, 1)->pcie_path, report::PciePath::NODE);
+  EXPECT_EQ(pair_of(xml, 3, 4)->pcie_path, report::PciePath::SYS);
   EXPECT_EQ(xml.gpus[0].name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(xml.gpus[0].uuid, "GPU-4d6b0a6e-6c1d-4b1e-9a7c-000000000000");
-  EXPECT_EQ(xml.gpus[0].nearest_nics.at(0).pcie_path, "PIX");
+  EXPECT_EQ(xml.gpus[0].nearest_nics.at(0).pcie_path, report::PciePath::PIX);
 }
 
 TEST(HwlocXml, BadFilesAreInputErrors) {

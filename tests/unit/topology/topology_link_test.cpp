@@ -51,13 +51,13 @@ TEST(Link, CompleteLinkFlagsDowntrainingInSpeedOrWidth) {
   report::PciLink l;
   l.current_gts = 16;
   l.max_gts = 16;
-  l.current_width = 8;
-  l.max_width = 16;
+  l.current_lanes = 8;
+  l.max_lanes = 16;
   complete_link(l);
   EXPECT_TRUE(*l.downtrained);
   EXPECT_NEAR(*l.current_gbps, 15.75, 0.01);
   EXPECT_NEAR(*l.max_gbps, 31.5, 0.01);
-  l.current_width = 16;
+  l.current_lanes = 16;
   complete_link(l);
   EXPECT_FALSE(*l.downtrained);
   l.current_gts.reset();  // Unknown current speed: nothing to compare
@@ -104,11 +104,11 @@ TEST(ConfigSpace, WalksCapabilitiesAndDecodesPcie) {
   EXPECT_EQ(caps[1].body[3], 'P');
   auto pcie = decode_pcie_capability(header_with_caps());
   ASSERT_TRUE(pcie);
-  EXPECT_EQ(port_type_name(pcie->port_type), "downstream");
+  EXPECT_EQ(port_type_name(pcie->port_type), report::PciePortType::downstream);
   EXPECT_DOUBLE_EQ(*pcie->max_gts, 16.0);
-  EXPECT_EQ(*pcie->max_width, 16);
+  EXPECT_EQ(*pcie->max_lanes, 16);
   EXPECT_DOUBLE_EQ(*pcie->current_gts, 8.0);
-  EXPECT_EQ(*pcie->current_width, 8);
+  EXPECT_EQ(*pcie->current_lanes, 8);
 }
 
 TEST(ConfigSpace, HostileListsEndWithoutHanging) {

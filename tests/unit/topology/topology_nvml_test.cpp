@@ -15,39 +15,39 @@ namespace {
 
 TEST(NvmlRecording, RoundTripsThroughTheFormat) {
   NvmlTopology data;
-  data.source = "live";
+  data.source = report::NvmlSource::live;
   data.driver_version = "550.54.15";
   NvmlGpuRecord gpu;
   gpu.bdf = "0000:18:00.0";
   gpu.name = "NVIDIA H100 80GB HBM3";
   gpu.memory_total_bytes = 85520809984;
-  gpu.virtualization_mode = "passthrough";
+  gpu.virtualization_mode = report::VirtualizationMode::passthrough;
   report::NvLinkInfo link;
   link.link = 0;
   link.active = true;
   link.version = 4;
   link.remote_bdf = "0000:05:00.0";
-  link.remote_kind = "nvswitch";
+  link.remote_kind = report::NvLinkRemoteKind::nvswitch;
   gpu.nvlinks.push_back(link);
   data.gpus.push_back(gpu);
   NvmlP2pRecord p2p;
   p2p.a_bdf = "0000:18:00.0";
   p2p.b_bdf = "0000:2a:00.0";
-  p2p.status.read = "not_supported";
+  p2p.status.read = report::P2pCapability::not_supported;
   data.p2p.push_back(p2p);
   std::string reason;
   auto back = parse_nvml_recording(encode_nvml_recording(data), &reason);
   ASSERT_TRUE(back) << reason;
-  EXPECT_EQ(back->source, "recorded");
+  EXPECT_EQ(back->source, report::NvmlSource::recorded);
   EXPECT_EQ(back->driver_version, "550.54.15");
   ASSERT_EQ(back->gpus.size(), 1u);
   EXPECT_EQ(back->gpus[0].memory_total_bytes, 85520809984);
-  EXPECT_EQ(back->gpus[0].virtualization_mode, "passthrough");
+  EXPECT_EQ(back->gpus[0].virtualization_mode, report::VirtualizationMode::passthrough);
   ASSERT_EQ(back->gpus[0].nvlinks.size(), 1u);
-  EXPECT_EQ(back->gpus[0].nvlinks[0].remote_kind, "nvswitch");
+  EXPECT_EQ(back->gpus[0].nvlinks[0].remote_kind, report::NvLinkRemoteKind::nvswitch);
   EXPECT_EQ(back->gpus[0].nvlinks[0].remote_bdf, "0000:05:00.0");
   ASSERT_EQ(back->p2p.size(), 1u);
-  EXPECT_EQ(back->p2p[0].status.read, "not_supported");
+  EXPECT_EQ(back->p2p[0].status.read, report::P2pCapability::not_supported);
   EXPECT_FALSE(back->p2p[0].status.write.has_value());
 }
 
@@ -71,12 +71,12 @@ TEST(Nvml, NamesAndBusIds) {
   EXPECT_EQ(normalize_bus_id("00000000:65:00.0"), "0000:65:00.0");
   EXPECT_EQ(normalize_bus_id("00010000:E0:1F.7"), "10000:e0:1f.7");
   EXPECT_FALSE(normalize_bus_id("garbage"));
-  EXPECT_EQ(p2p_status_name(0), "ok");
-  EXPECT_EQ(p2p_status_name(1), "chipset_not_supported");
-  EXPECT_EQ(p2p_status_name(3), "topology_not_supported");
-  EXPECT_EQ(p2p_status_name(5), "not_supported");
-  EXPECT_EQ(p2p_status_name(42), "unknown");
-  EXPECT_EQ(virtualization_mode_name(1), "passthrough");
+  EXPECT_EQ(p2p_status_name(0), report::P2pCapability::ok);
+  EXPECT_EQ(p2p_status_name(1), report::P2pCapability::chipset_not_supported);
+  EXPECT_EQ(p2p_status_name(3), report::P2pCapability::topology_not_supported);
+  EXPECT_EQ(p2p_status_name(5), report::P2pCapability::not_supported);
+  EXPECT_EQ(p2p_status_name(42), report::P2pCapability::unknown);
+  EXPECT_EQ(virtualization_mode_name(1), report::VirtualizationMode::passthrough);
   EXPECT_FALSE(virtualization_mode_name(9));
 }
 
@@ -108,7 +108,7 @@ TEST(LiveInventory, MatchesLspci) {
   }
   int rc = ::pclose(pipe);
   if (from_lspci.empty() || rc != 0) GTEST_SKIP() << "lspci not available";
-  for (const auto& d : devices) ours.insert(d.bdf + " " + d.class_id.substr(0, 4) + " " + d.vendor_id + ":" + d.device_id);
+  for (const auto& d : devices) ours.insert(d.bdf + " " + d.class_id.value_or("").substr(0, 4) + " " + d.vendor_id.value_or("") + ":" + d.device_id.value_or(""));
   EXPECT_EQ(ours, from_lspci);
 }
 

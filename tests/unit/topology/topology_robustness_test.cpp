@@ -32,10 +32,10 @@ TEST(Robustness, GarbageAndTruncatedAttributesBecomeNullsWithWarnings) {
   auto s = read_tree(t.path());
   const auto* d = s.device("0000:05:00.0");
   ASSERT_TRUE(d) << "the device must stay in the inventory";
-  EXPECT_EQ(d->vendor_id, "");
-  EXPECT_EQ(d->class_id, "");
+  EXPECT_FALSE(d->vendor_id);
+  EXPECT_FALSE(d->class_id);
   EXPECT_FALSE(d->link.current_gts.has_value());
-  EXPECT_FALSE(d->link.max_width.has_value());
+  EXPECT_FALSE(d->link.max_lanes.has_value());
   EXPECT_FALSE(d->numa_node.has_value());
   EXPECT_FALSE(d->local_cpus.has_value());
   EXPECT_EQ(d->device_id, "20f1");  // untouched attributes still read
@@ -58,7 +58,7 @@ TEST(Robustness, MissingFilesAreNullsAndRequiredOnesWarn) {
   auto s = read_tree(t.path());
   const auto* d = s.device("0000:06:00.0");
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->device_id, "");
+  EXPECT_FALSE(d->device_id);
   EXPECT_FALSE(d->driver.has_value());
   EXPECT_FALSE(d->iommu_group.has_value());
   EXPECT_FALSE(d->link.current_gts.has_value());
@@ -66,7 +66,7 @@ TEST(Robustness, MissingFilesAreNullsAndRequiredOnesWarn) {
   EXPECT_FALSE(d->link.downtrained.has_value());
   EXPECT_TRUE(has_warning(s, "0000:06:00.0: device: missing"));
   EXPECT_FALSE(has_warning(s, "0000:06:00.0: numa_node"));  // optional attributes may be absent
-  EXPECT_EQ(d->kind, "gpu");
+  EXPECT_EQ(d->kind, report::PciKind::gpu);
 }
 
 TEST(Robustness, SymlinkLoopsAndEscapesKeepTheDevice) {
@@ -82,7 +82,7 @@ TEST(Robustness, SymlinkLoopsAndEscapesKeepTheDevice) {
   report::TopologySection s;
   ASSERT_NO_THROW(s = read_tree(t.path()));
   ASSERT_TRUE(s.device("0000:ee:00.0"));
-  EXPECT_EQ(s.device("0000:ee:00.0")->kind, "other");
+  EXPECT_EQ(s.device("0000:ee:00.0")->kind, report::PciKind::other);
   EXPECT_TRUE(has_warning(s, "0000:ee:00.0: cannot resolve"));
   EXPECT_TRUE(has_warning(s, "symlink loop"));
   ASSERT_TRUE(s.device("0000:ef:00.0"));
@@ -119,7 +119,7 @@ TEST(Robustness, MalformedNvmlRecordingIsIgnoredWithAWarning) {
   EXPECT_NE(s.nvml_reason->find("devices[0].pci_bus_id"), std::string::npos) << *s.nvml_reason;
   EXPECT_TRUE(has_warning(s, "/nvml.json"));
   ASSERT_EQ(s.gpu_pairs.size(), 28u);
-  EXPECT_EQ(s.gpu_pairs[0].nvlinks, 0);  // no NVML: PCIe paths only
+  EXPECT_EQ(s.gpu_pairs[0].nvlink_count, 0);  // no NVML: PCIe paths only
   EXPECT_EQ(s.gpu_pairs[0].path, "NODE");
 }
 

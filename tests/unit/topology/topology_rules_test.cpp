@@ -52,8 +52,8 @@ TEST(TopologyRules, RefusedP2pFromNvml) {
   auto s = topology_test::read_fixture("hgx-h100-nvswitch");
   EXPECT_FALSE(find(findings_of(s), "topology.p2p_not_supported"));
   EXPECT_FALSE(find(findings_of(s), "topology.pairs_beyond_nccl_p2p"));  // all NVLinked
-  s.gpu_pairs[0].p2p->read = "not_supported";
-  s.gpu_pairs[1].p2p->read = "chipset_not_supported";
+  s.gpu_pairs[0].p2p->read = report::P2pCapability::not_supported;
+  s.gpu_pairs[1].p2p->read = report::P2pCapability::chipset_not_supported;
   auto fs = findings_of(s);
   const auto* f = find(fs, "topology.p2p_not_supported");
   ASSERT_TRUE(f);

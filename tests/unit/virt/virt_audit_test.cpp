@@ -40,7 +40,7 @@ TEST(VirtAudit, RecordedNvmlFillsModeMemoryAndBar1) {
   ASSERT_EQ(v.gpus.size(), 8u);
   for (const auto& g : v.gpus) {
     EXPECT_FALSE(g.nvml_reason.has_value()) << g.bdf << ": " << g.nvml_reason.value_or("");
-    EXPECT_EQ(g.nvml_virtualization_mode, "none") << g.bdf;
+    EXPECT_EQ(g.nvml_virtualization_mode, report::VirtualizationMode::none) << g.bdf;
     EXPECT_EQ(g.memory_bytes, 85520809984) << g.bdf;
     EXPECT_EQ(g.bar1_bytes, std::int64_t{128} << 30) << g.bdf;
     EXPECT_EQ(g.large_bar, true) << g.bdf;
@@ -55,16 +55,16 @@ TEST(VirtAudit, ProxmoxGpusBehindEmulatedPortAndOnTheRootBus) {
   auto v = detect_fixture("proxmox-kvm-q35");
   ASSERT_EQ(v.gpus.size(), 2u);
   const auto& behind_port = gpu(v, "0000:01:00.0");
-  EXPECT_EQ(behind_port.attachment, "emulated_root_port");
+  EXPECT_EQ(behind_port.attachment, report::Attachment::emulated_root_port);
   EXPECT_EQ(behind_port.link_synthetic, std::optional<bool>(true));
   EXPECT_EQ(behind_port.port_max_gts, std::optional<double>(16.0));
   EXPECT_EQ(behind_port.gpu_max_gts, std::optional<double>(32.0));
-  EXPECT_EQ(behind_port.p2p_clique, "absent");
+  EXPECT_EQ(behind_port.p2p_clique, report::P2pClique::absent);
   EXPECT_FALSE(behind_port.numa_exposed);
   EXPECT_EQ(behind_port.bar1_bytes, std::optional<std::int64_t>(128ll << 30));
   ASSERT_EQ(behind_port.bars.size(), 3u);
   const auto& on_root = gpu(v, "0000:00:10.0");
-  EXPECT_EQ(on_root.attachment, "root_bus_integrated");
+  EXPECT_EQ(on_root.attachment, report::Attachment::root_bus_integrated);
   EXPECT_EQ(on_root.link_synthetic, std::optional<bool>(true));
 
   auto f = findings_for(v);
@@ -100,10 +100,10 @@ TEST(VirtAudit, CloudHypervisorCliqueIsRead) {
   auto v = detect_fixture("cloud-hypervisor");
   ASSERT_EQ(v.gpus.size(), 2u);
   for (const auto& g : v.gpus) {
-    EXPECT_EQ(g.p2p_clique, "present");
+    EXPECT_EQ(g.p2p_clique, report::P2pClique::present);
     EXPECT_EQ(g.p2p_clique_id, std::optional<int>(5));
     EXPECT_EQ(g.p2p_capability_offset, std::optional<int>(0xC8));
-    EXPECT_EQ(g.attachment, "root_bus");
+    EXPECT_EQ(g.attachment, report::Attachment::root_bus);
   }
   auto f = findings_for(v);
   EXPECT_EQ(finding(f, "virt.p2p_clique_missing"), nullptr);
@@ -114,7 +114,7 @@ TEST(VirtAudit, BareMetalSwitchWithAcsRedirect) {
   auto v = detect_fixture("bare-metal-hgx");
   ASSERT_EQ(v.gpus.size(), 2u);
   const auto& g = gpu(v, "0000:18:00.0");
-  EXPECT_EQ(g.attachment, "real_switch");
+  EXPECT_EQ(g.attachment, report::Attachment::real_switch);
   EXPECT_EQ(g.link_synthetic, std::optional<bool>(false));
   EXPECT_EQ(g.iommu_group, std::optional<int>(40));
   EXPECT_TRUE(g.iommu_group_peers.empty());
@@ -124,7 +124,7 @@ TEST(VirtAudit, BareMetalSwitchWithAcsRedirect) {
   EXPECT_EQ(g.acs_above.back().acs_present, std::optional<bool>(false));
   EXPECT_EQ(v.host.intel_iommu, std::optional<std::string>("on"));
   EXPECT_EQ(v.host.passthrough_mode, std::optional<bool>(true));
-  EXPECT_EQ(v.host.iommu_groups, 2);
+  EXPECT_EQ(v.host.iommu_group_count, 2);
   auto f = findings_for(v);
   EXPECT_NE(finding(f, "virt.acs_redirects_p2p"), nullptr);
   EXPECT_EQ(finding(f, "virt.p2p_clique_missing"), nullptr);  // bare metal needs no clique
@@ -135,8 +135,9 @@ TEST(VirtAudit, AzureGpusOnTheirOwnDomainsUnprivilegedCapture) {
   auto v = detect_fixture("hyperv-azure");
   ASSERT_EQ(v.gpus.size(), 2u);
   for (const auto& g : v.gpus) {
-    EXPECT_EQ(g.attachment, "hyperv_vpci");
-    EXPECT_EQ(g.p2p_clique, "unknown: needs root");  // 64-byte config
+    EXPECT_EQ(g.attachment, report::Attachment::hyperv_vpci);
+    EXPECT_EQ(g.p2p_clique, report::P2pClique::unknown);
+    EXPECT_EQ(g.p2p_clique_reason, "needs root");  // 64-byte config
     EXPECT_TRUE(g.numa_exposed);
   }
   EXPECT_FALSE(v.privileged);
@@ -180,7 +181,7 @@ TEST(VirtRules, I440fxWithGpusAndSplitCliques) {
   for (int i = 0; i < 2; ++i) {
     report::GpuPassthrough g;
     g.bdf = "0000:00:0" + std::to_string(5 + i) + ".0";
-    g.p2p_clique = "present";
+    g.p2p_clique = report::P2pClique::present;
     g.p2p_clique_id = i;
     g.numa_exposed = true;
     v.gpus.push_back(g);
@@ -210,7 +211,7 @@ TEST(VirtUnprivileged, RootOnlySignalsReadUnknownNeedsRoot) {
     }
     if (!smbios || !acpi) bad |= 2;
     for (const auto& g : v.gpus)
-      if (g.p2p_clique != "unknown: needs root") bad |= 4;
+      if (g.p2p_clique != report::P2pClique::unknown || g.p2p_clique_reason != "needs root") bad |= 4;
     if (v.privileged) bad |= 8;
     return bad;
   };

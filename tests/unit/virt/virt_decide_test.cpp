@@ -119,7 +119,7 @@ TEST(VirtContainer, SystemdOrderAndOci) {
     t.write(".dockerenv", "");
     auto v = detect_tree(t.path());
     EXPECT_EQ(v.container, "docker");  // "oci" defers to the files
-    EXPECT_EQ(v.container_confidence, "high");
+    EXPECT_EQ(v.container_confidence, report::Confidence::high);
   }
   {
     TempTree t("");
@@ -149,7 +149,7 @@ TEST(VirtContainer, CgroupNamespaceHeuristicIsLowConfidence) {
   t.write("sys/fs/cgroup/systemd/cgroup.procs", "");  // v1 systemd hierarchy without release_agent
   auto v = detect_tree(t.path());
   EXPECT_EQ(v.container, "container-other");
-  EXPECT_EQ(v.container_confidence, "low");
+  EXPECT_EQ(v.container_confidence, report::Confidence::low);
   t.write("sys/fs/cgroup/systemd/release_agent", "");
   EXPECT_EQ(detect_tree(t.path()).container, "none");
 }

@@ -53,7 +53,7 @@ TEST_P(VirtGolden, VerdictMatchesTheEnvironmentItImitates) {
   EXPECT_EQ(v.hypervisor, g.hypervisor);
   EXPECT_EQ(v.container, g.container);
   EXPECT_EQ(v.product, g.product);
-  EXPECT_EQ(v.confidence, g.confidence) << testing_support::dump_evidence(v);
+  EXPECT_EQ(v.confidence, report::parse_enum<report::Confidence>(g.confidence)) << testing_support::dump_evidence(v);
   EXPECT_EQ(v.machine_type, g.machine_type);
   EXPECT_EQ(v.xen_role, g.xen_role);
   EXPECT_GE(v.evidence.size(), 3u);
@@ -69,11 +69,11 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, VirtGolden, ::testing::ValuesIn(kGolden),
                          });
 
 TEST(VirtFixtures, ContainerConfidenceCountsIndependentMarkers) {
-  EXPECT_EQ(testing_support::detect_fixture("docker-in-kvm").container_confidence, "high");  // file + cgroup
-  EXPECT_EQ(testing_support::detect_fixture("podman").container_confidence, "high");  // file + PID 1 env
-  EXPECT_EQ(testing_support::detect_fixture("firecracker-docker-bhyve").container_confidence, "medium");
-  EXPECT_EQ(testing_support::detect_fixture("lxc").container_confidence, "medium");  // one family, two files
-  EXPECT_EQ(testing_support::detect_fixture("bare-metal-hgx").container_confidence, "medium");
+  EXPECT_EQ(testing_support::detect_fixture("docker-in-kvm").container_confidence, report::Confidence::high);  // file + cgroup
+  EXPECT_EQ(testing_support::detect_fixture("podman").container_confidence, report::Confidence::high);  // file + PID 1 env
+  EXPECT_EQ(testing_support::detect_fixture("firecracker-docker-bhyve").container_confidence, report::Confidence::medium);
+  EXPECT_EQ(testing_support::detect_fixture("lxc").container_confidence, report::Confidence::medium);  // one family, two files
+  EXPECT_EQ(testing_support::detect_fixture("bare-metal-hgx").container_confidence, report::Confidence::medium);
 }
 
 TEST(VirtFixtures, ProxmoxMachineVersionComesFromDmi) {
@@ -106,7 +106,7 @@ TEST(VirtFixtures, WithoutAcpiFirecrackerIsNamedFromPciAndMissingDmi) {
   auto v = testing_support::detect_tree(tree.path());
   EXPECT_EQ(v.product, std::optional<std::string>("Firecracker"));
   EXPECT_EQ(v.hypervisor, "kvm");
-  EXPECT_EQ(v.confidence, "high");  // CPUID + PCI ids
+  EXPECT_EQ(v.confidence, report::Confidence::high);  // CPUID + PCI ids
 }
 
 TEST(VirtFixtures, AwsMetalFallsBackToTheProductNameWithoutSmbios) {
