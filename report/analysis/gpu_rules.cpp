@@ -31,7 +31,7 @@ report::Value optional_value(const std::optional<std::int64_t>& n) { return n ? 
 // use them: missing, refused (too old), or seeing none. A recorded NVML (--root) says nothing
 // about this machine's CUDA, so it does not count.
 void rule_cuda_unusable(const report::Report& r, std::vector<report::Finding>& out) {
-  if (!r.topology || r.topology->nvml_source != "live") return;
+  if (!r.topology || r.topology->nvml_source != report::NvmlSource::live) return;
   std::vector<std::string> nvml_gpus;
   for (const auto& g : r.topology->gpus)
     if (g.uuid) nvml_gpus.push_back(g.bdf);

@@ -18,7 +18,7 @@ namespace {
 Report machine_with_nvml_gpus(int gpus) {
   Report r;
   r.topology.emplace();
-  r.topology->nvml_source = "live";
+  r.topology->nvml_source = interprobe::report::NvmlSource::live;
   for (int i = 0; i < gpus; ++i) {
     interprobe::report::Gpu g;
     g.index = i;
@@ -76,7 +76,7 @@ TEST(GpuRules, UsableCudaRecordedNvmlOrNoCudaAttemptIsNoFinding) {
   fine.tool.libraries["cuda"] = library("12.4", 8);
   EXPECT_EQ(find(interprobe::analysis::derive_findings(fine), "gpu.cuda_unusable"), nullptr);
   Report recorded = machine_with_nvml_gpus(8);  // --root replay: NVML of another machine
-  recorded.topology->nvml_source = "recorded";
+  recorded.topology->nvml_source = interprobe::report::NvmlSource::recorded;
   recorded.tool.libraries["cuda"] = library("11.8", 0);
   EXPECT_EQ(find(interprobe::analysis::derive_findings(recorded), "gpu.cuda_unusable"), nullptr);
   Report untried = machine_with_nvml_gpus(8);  // e.g. `topo`: CUDA never asked

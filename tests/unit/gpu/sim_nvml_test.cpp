@@ -44,7 +44,7 @@ TEST(SimulatedNvml, ServesTheH100DescriptionsEightGpusWithEighteenNvSwitchLinksE
   std::string reason;
   auto t = query(kH100, &reason);
   ASSERT_TRUE(t) << reason;
-  EXPECT_EQ(t->source, "live");
+  EXPECT_EQ(t->source, interprobe::report::NvmlSource::live);
   EXPECT_EQ(t->driver_version, "550.54.15");
   ASSERT_EQ(t->gpus.size(), 8u);
   EXPECT_EQ(t->gpus[0].bdf, "0000:18:00.0");
@@ -54,21 +54,21 @@ TEST(SimulatedNvml, ServesTheH100DescriptionsEightGpusWithEighteenNvSwitchLinksE
     EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
     EXPECT_EQ(g.memory_total_bytes, 85520809984);
     EXPECT_EQ(g.bar1_total_bytes, 137438953472);
-    EXPECT_EQ(g.virtualization_mode, "none");
+    EXPECT_EQ(g.virtualization_mode, interprobe::report::VirtualizationMode::none);
     ASSERT_TRUE(g.uuid);
     uuids.insert(*g.uuid);
     ASSERT_EQ(g.nvlinks.size(), 18u) << g.bdf;
     for (const auto& l : g.nvlinks) {
       EXPECT_EQ(l.active, true);
       EXPECT_EQ(l.version, 7);  // nvmlNvlinkVersion_t: what Hopper reports
-      EXPECT_EQ(l.remote_kind, "nvswitch");
+      EXPECT_EQ(l.remote_kind, interprobe::report::NvLinkRemoteKind::nvswitch);
     }
   }
   EXPECT_EQ(uuids.size(), 8u);
   ASSERT_EQ(t->p2p.size(), 28u);  // every pair once
   for (const auto& p : t->p2p) {
-    EXPECT_EQ(p.status.read, "ok");
-    EXPECT_EQ(p.status.nvlink, "ok");
+    EXPECT_EQ(p.status.read, interprobe::report::P2pCapability::ok);
+    EXPECT_EQ(p.status.nvlink, interprobe::report::P2pCapability::ok);
   }
 }
 
@@ -78,12 +78,12 @@ TEST(SimulatedNvml, AKvmGuestWithPeerAccessOffIsPassthroughWithoutP2p) {
   ASSERT_TRUE(t) << reason;
   ASSERT_EQ(t->gpus.size(), 8u);
   for (const auto& g : t->gpus) {
-    EXPECT_EQ(g.virtualization_mode, "passthrough");
+    EXPECT_EQ(g.virtualization_mode, interprobe::report::VirtualizationMode::passthrough);
     EXPECT_TRUE(g.nvlinks.empty());
   }
   for (const auto& p : t->p2p) {
-    EXPECT_EQ(p.status.read, "chipset_not_supported");
-    EXPECT_EQ(p.status.nvlink, "not_supported");
+    EXPECT_EQ(p.status.read, interprobe::report::P2pCapability::chipset_not_supported);
+    EXPECT_EQ(p.status.nvlink, interprobe::report::P2pCapability::not_supported);
   }
 }
 
@@ -96,10 +96,10 @@ TEST(SimulatedNvml, DirectNvLinksReachPeerGpus) {
   ASSERT_TRUE(t) << reason;
   ASSERT_EQ(t->gpus.size(), 2u);
   ASSERT_EQ(t->gpus[0].nvlinks.size(), 4u);
-  EXPECT_EQ(t->gpus[0].nvlinks[0].remote_kind, "gpu");
+  EXPECT_EQ(t->gpus[0].nvlinks[0].remote_kind, interprobe::report::NvLinkRemoteKind::gpu);
   EXPECT_EQ(t->gpus[0].nvlinks[0].remote_bdf, t->gpus[1].bdf);
   ASSERT_EQ(t->p2p.size(), 1u);
-  EXPECT_EQ(t->p2p[0].status.nvlink, "ok");
+  EXPECT_EQ(t->p2p[0].status.nvlink, interprobe::report::P2pCapability::ok);
 }
 
 TEST(SimulatedNvml, ABrokenDescriptionMakesInitFailWithAReason) {
@@ -187,7 +187,7 @@ TEST(SimulatedNvml, ARecordingOfTheSimulatorReplaysOverTheHgxTree) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   auto r = interprobe::report::parse_report_text(p.out, "stdout");
   ASSERT_TRUE(r.topology);
-  EXPECT_EQ(r.topology->nvml_source, "recorded");
+  EXPECT_EQ(r.topology->nvml_source, interprobe::report::NvmlSource::recorded);
   ASSERT_EQ(r.topology->gpus.size(), 8u);
   for (const auto& g : r.topology->gpus) {
     EXPECT_EQ(g.nvlinks.size(), 18u) << g.bdf;
