@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -20,6 +21,8 @@
 
 #if INTERPROBE_HAVE_HWLOC
 #include <hwloc.h>
+
+#include "common/hwloc_topology.hpp"
 #endif
 
 namespace interprobe {
@@ -69,7 +72,8 @@ struct NumaPlacement::Impl {
   std::string reason;
   std::vector<int> nodes{0};
 #if INTERPROBE_HAVE_HWLOC
-  hwloc_topology_t topology = nullptr;
+  std::optional<HwlocTopology> holder;  // loaded, or empty
+  hwloc_topology_t topology = nullptr;  // holder's, while it is loaded
   hwloc_obj_t node_object(std::optional<int> node) const {
     if (!topology || !node) return nullptr;
     int n = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
@@ -78,9 +82,6 @@ struct NumaPlacement::Impl {
       if (obj && static_cast<int>(obj->os_index) == *node) return obj;
     }
     return nullptr;
-  }
-  ~Impl() {
-    if (topology) hwloc_topology_destroy(topology);
   }
 #endif
 };
@@ -92,11 +93,12 @@ std::shared_ptr<const NumaPlacement> NumaPlacement::detect() {
   auto impl = std::make_unique<Impl>();
 #if INTERPROBE_HAVE_HWLOC
   HwlocEnvironment environment{HostRoot()};
-  if (hwloc_topology_init(&impl->topology) != 0 || hwloc_topology_load(impl->topology) != 0) {
-    if (impl->topology) hwloc_topology_destroy(impl->topology);
-    impl->topology = nullptr;
+  impl->holder.emplace();
+  if (!*impl->holder || hwloc_topology_load(impl->holder->get()) != 0) {
+    impl->holder.reset();
     impl->reason = "hwloc could not load the topology; buffers are not placed on NUMA nodes";
   } else {
+    impl->topology = impl->holder->get();
     impl->nodes.clear();
     int n = hwloc_get_nbobjs_by_type(impl->topology, HWLOC_OBJ_NUMANODE);
     for (int i = 0; i < n; ++i)

@@ -10,6 +10,8 @@
 
 #if INTERPROBE_HAVE_HWLOC
 #include <hwloc.h>
+
+#include "common/hwloc_topology.hpp"
 #endif
 
 namespace interprobe {
@@ -17,13 +19,6 @@ namespace interprobe {
 #if INTERPROBE_HAVE_HWLOC
 
 namespace {
-
-struct Topology {
-  hwloc_topology_t t = nullptr;
-  ~Topology() {
-    if (t) hwloc_topology_destroy(t);
-  }
-};
 
 std::string cpulist_of(hwloc_const_bitmap_t set) {
   char* text = nullptr;
@@ -45,30 +40,30 @@ bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, st
     return false;
   }
   HwlocEnvironment environment(root);
-  Topology topo;
-  if (hwloc_topology_init(&topo.t) != 0) {
+  HwlocTopology topo;
+  if (!topo) {
     *reason = "hwloc_topology_init failed";
     return false;
   }
   // Only packages and cores are wanted: PCI comes from our inventory, NUMA distances from sysfs.
-  hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_NONE);
-  hwloc_topology_set_cache_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_NONE);
-  hwloc_topology_set_icache_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_cache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_icache_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_NONE);
 #ifdef HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS
-  hwloc_topology_set_flags(topo.t, HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS | HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS);
+  hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS | HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS);
 #endif
-  if (hwloc_topology_load(topo.t) != 0) {
+  if (hwloc_topology_load(topo.get()) != 0) {
     *reason = "hwloc could not load the topology of " + root.root().string();
     return false;
   }
-  int packages = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_PACKAGE);
+  int packages = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_PACKAGE);
   if (packages <= 0) {
     *reason = "hwloc found no CPU package";
     return false;
   }
   cpu.packages.clear();
   for (int i = 0; i < packages; ++i) {
-    hwloc_obj_t obj = hwloc_get_obj_by_type(topo.t, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
     if (!obj) continue;
     report::CpuPackage package;
     package.id = obj->os_index == HWLOC_UNKNOWN_INDEX ? i : static_cast<int>(obj->os_index);
@@ -76,7 +71,7 @@ bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, st
     if (const char* model = hwloc_obj_get_info_by_name(obj, "CPUModel")) package.model = std::string(trim(model));
     cpu.packages.push_back(std::move(package));
   }
-  int cores = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_CORE);
+  int cores = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_CORE);
   if (cores > 0) cpu.cores = cores;
   cpu.packages_source = report::PackagesSource::hwloc;
   return true;

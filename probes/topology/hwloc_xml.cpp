@@ -26,6 +26,8 @@
 
 #if INTERPROBE_HAVE_HWLOC
 #include <hwloc.h>
+
+#include "common/hwloc_topology.hpp"
 #endif
 
 namespace interprobe {
@@ -40,13 +42,6 @@ int nvlinks_from_bandwidth_mbps(unsigned long long mbps) {
 #if INTERPROBE_HAVE_HWLOC
 
 namespace {
-
-struct Topology {
-  hwloc_topology_t t = nullptr;
-  ~Topology() {
-    if (t) hwloc_topology_destroy(t);
-  }
-};
 
 std::string bdf_of(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
   return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", static_cast<unsigned>(pci.domain), static_cast<unsigned>(pci.bus),
@@ -199,19 +194,19 @@ void read_gpu_os_devices(hwloc_topology_t t, NvmlTopology& gpu_data) {
 }
 
 void load_and_read(const std::string& path, const std::string& xml, report::TopologySection& s, NvmlTopology& gpu_data) {
-  Topology topo;
   HwlocBuiltinComponentsOnly builtin_only;  // hwloc's own XML parser; no plugin (libxml2, GL, OpenCL) loaded
-  if (hwloc_topology_init(&topo.t) != 0) throw std::runtime_error("hwloc_topology_init failed");
-  hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (hwloc_topology_set_xmlbuffer(topo.t, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
-      hwloc_topology_load(topo.t) != 0)
+  HwlocTopology topo;
+  if (!topo) throw std::runtime_error("hwloc_topology_init failed");
+  hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_set_xmlbuffer(topo.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
+      hwloc_topology_load(topo.get()) != 0)
     throw InputError(fmt::format("--hwloc-xml {}: hwloc cannot load it ({}); is it an `lstopo --of xml` export?", path,
                                  std::strerror(errno)));
   s.pci_devices.clear();
-  for (hwloc_obj_t obj = hwloc_get_next_bridge(topo.t, nullptr); obj; obj = hwloc_get_next_bridge(topo.t, obj))
-    if (const auto* pci = pci_attr(obj)) s.pci_devices.push_back(device_of(topo.t, obj, *pci));
-  for (hwloc_obj_t obj = hwloc_get_next_pcidev(topo.t, nullptr); obj; obj = hwloc_get_next_pcidev(topo.t, obj))
-    s.pci_devices.push_back(device_of(topo.t, obj, obj->attr->pcidev));
+  for (hwloc_obj_t obj = hwloc_get_next_bridge(topo.get(), nullptr); obj; obj = hwloc_get_next_bridge(topo.get(), obj))
+    if (const auto* pci = pci_attr(obj)) s.pci_devices.push_back(device_of(topo.get(), obj, *pci));
+  for (hwloc_obj_t obj = hwloc_get_next_pcidev(topo.get(), nullptr); obj; obj = hwloc_get_next_pcidev(topo.get(), obj))
+    s.pci_devices.push_back(device_of(topo.get(), obj, obj->attr->pcidev));
   std::sort(s.pci_devices.begin(), s.pci_devices.end(), [](const auto& a, const auto& b) { return bdf_less(a.bdf, b.bdf); });
   std::vector<report::PciDevice> unnamed;
   for (const auto& d : s.pci_devices)
@@ -224,8 +219,8 @@ void load_and_read(const std::string& path, const std::string& xml, report::Topo
         if (!d.device_name) d.device_name = named.device_name;
       }
   s.cpu = report::CpuTopology{};
-  read_cpu(topo.t, s.cpu);
-  read_gpu_os_devices(topo.t, gpu_data);
+  read_cpu(topo.get(), s.cpu);
+  read_gpu_os_devices(topo.get(), gpu_data);
 }
 
 // What the child sends back: the topology as a report and the GPU data as an NVML recording,
