@@ -127,6 +127,14 @@ class CudaPathEngine : public CopyEngine {
 
   double copy_us(std::uint64_t copies) override {
     bool hold = spec_.pinned && copies * ops_per_copy() <= kMaxQueuedOps;
+    // A failed enqueue (a sticky driver error) must not leave the hold kernel spinning until its
+    // timeout: every later call on the stream, and freeing it, would wait behind it.
+    struct ReleaseOnExit {
+      HoldFlag* flag;
+      ~ReleaseOnExit() {
+        if (flag) flag->release();
+      }
+    } release_on_exit{hold ? &*hold_ : nullptr};
     if (hold) {
       hold_->arm();
       hold_->hold(*stream_a_, kHoldTimeoutNs);

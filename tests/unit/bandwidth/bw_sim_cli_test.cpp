@@ -2,6 +2,8 @@
 // (tests/sim): control flow, the version policy, and numbers that follow the simulated links.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -40,7 +42,13 @@ std::vector<std::string> sim_env(const std::string& description) {
 interprobe::testing::Process run_bw(const std::string& description, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"bw", "--engine", "cuda", "--quick", "--sizes", "64K,8M", "--budget", "0.05", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return run_interprobe(args, sim_env(description));
+  // A hang (e.g. a hold kernel left spinning after a driver error) fails here, named, instead of
+  // running into CTest's timeout.
+  interprobe::testing::RunLimits limits;
+  limits.time = std::chrono::seconds(120);
+  auto p = run_interprobe(args, sim_env(description), limits);
+  EXPECT_FALSE(p.timed_out) << "bw against the simulator did not finish within 120 s: " << p.err;
+  return p;
 }
 
 // The report of a run that must succeed (a failed run adds a failure and gives an empty report).
