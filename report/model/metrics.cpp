@@ -8,8 +8,7 @@ namespace interprobe::report {
 
 namespace {
 
-// Closed vocabularies print their JSON name; open ones are already text.
-[[maybe_unused]] const std::string& label(const std::string& text) { return text; }
+// A closed vocabulary as its JSON name, for paths and labels.
 template <NamedEnum E>
 std::string label(E value) {
   return to_string(value);
