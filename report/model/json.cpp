@@ -30,6 +30,18 @@ int schema_major(const json& top) {
   return major;
 }
 
+// A 1.x report may lack keys its reader defaulted ("count" → 0); what it decodes to must still
+// be a valid 2.0 report, or `report FILE --json` would write a file that no reader accepts.
+void check_upgraded(const Report& report, const std::string& label) {
+  try {
+    check_against_schema(report_to_json(report), RequiredKeys::checked);
+  } catch (const ReportFormatError& e) {
+    throw InputError(fmt::format("{}: a schema 1.x report that does not read as 2.0 ({}); a key is missing or "
+                                 "out of range: re-create it with `interprobe run -o FILE`",
+                                 label, e.what()));
+  }
+}
+
 }  // namespace
 
 std::string to_json_text(const Report& r, int indent) {
@@ -55,7 +67,9 @@ Report parse_report_text(const std::string& text, const std::string& label) {
     bool from_1x = schema_major(j) == 1;
     if (from_1x) upgrade_from_1x(j);
     check_against_schema(j, from_1x ? RequiredKeys::lenient : RequiredKeys::checked);
-    return report_from_json(j);
+    Report report = report_from_json(j);
+    if (from_1x) check_upgraded(report, label);
+    return report;
   } catch (const ReportFormatError& e) {
     throw InputError(fmt::format("{}: {}", label, e.what()));
   } catch (const json::exception& e) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/errors.hpp"
 #include "report/model/json.hpp"
 #include "report/model/metrics.hpp"
 #include "support/run_binary.hpp"
@@ -179,6 +180,23 @@ TEST(ReportModel, Upgraded1xTopologyAndVirtKeepTheirValues) {
   EXPECT_EQ(as_json(gpu.gpu_max_lanes), old_json["virtualization"]["gpus"][0].at("gpu_max_width"));
   EXPECT_EQ(r.virtualization->host.iommu_group_count,
             old_json["virtualization"]["host"].at("iommu_groups").get<std::int64_t>());
+}
+
+// The 1.x reader defaulted a missing key; a 1.x report whose defaults break a 2.0 rule (an
+// all-reduce point of 0 elements) is refused on read, so `report FILE --json` never writes a
+// report that cannot be read back (the fuzz target found one).
+TEST(ReportModel, A1xReportThatDoesNotHoldAs20IsRefusedNamingTheKey) {
+  auto old_json = nlohmann::json::parse(read_text(fs::path(INTERPROBE_SOURCE_DIR) / "tests/golden/v1/allreduce-mpi.json"));
+  EXPECT_NO_THROW(parse_report_text(old_json.dump(), "kept.json"));
+  old_json["collective"]["allreduce"][0]["points"][0].erase("count");
+  try {
+    parse_report_text(old_json.dump(), "old.json");
+    FAIL() << "a 1.x point without its count was accepted";
+  } catch (const interprobe::InputError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("old.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("points[0].elements_per_rank"), std::string::npos) << what;
+  }
 }
 
 TEST(Metrics, MeasuredRowsCarryTheirSpread) {
