@@ -1,0 +1,281 @@
+#include "report/analysis/workload/model_config.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "common/user_file.hpp"
+
+namespace interprobe::workload {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kMaxConfigBytes = 4 << 20;
+constexpr const char* kSupportedTypes =
+    "llama, mistral, qwen2, qwen3 (dense), mixtral, qwen3_moe (MoE), deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, "
+    "glm_moe_dsa (MoE with MLA or GQA)";
+
+enum class Family { dense, mixtral, qwen_moe, deepseek_moe };
+
+// Reads keys of one JSON object and names the file and key in every complaint.
+class Keys {
+ public:
+  Keys(const json& object, std::string label) : object_(object), label_(std::move(label)) {}
+
+  std::int64_t positive(const char* key) const {
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null())
+      throw InputError(fmt::format("{}: key '{}' is missing; a Hugging Face config.json of this model_type has it "
+                                   "(download the model's config.json unchanged)",
+                                   label_, key));
+    return checked(key, *it);
+  }
+  std::int64_t positive_or(const char* key, std::int64_t fallback) const {
+    auto it = object_.find(key);
+    return it == object_.end() || it->is_null() ? fallback : checked(key, *it);
+  }
+  std::int64_t count_or(const char* key, std::int64_t fallback) const {  // may be 0
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return fallback;
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0)
+      throw InputError(fmt::format("{}: key '{}' must be an integer >= 0, not {}", label_, key, it->dump()));
+    return it->get<std::int64_t>();
+  }
+  std::vector<std::string> strings(const char* key) const {
+    std::vector<std::string> out;
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return out;
+    if (!it->is_array()) throw InputError(fmt::format("{}: key '{}' must be a list of strings", label_, key));
+    for (const auto& v : *it) {
+      if (!v.is_string()) throw InputError(fmt::format("{}: key '{}' must be a list of strings", label_, key));
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+  std::vector<std::int64_t> integers(const char* key) const {
+    std::vector<std::int64_t> out;
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return out;
+    if (!it->is_array()) throw InputError(fmt::format("{}: key '{}' must be a list of integers", label_, key));
+    for (const auto& v : *it) {
+      if (!v.is_number_integer()) throw InputError(fmt::format("{}: key '{}' must be a list of integers", label_, key));
+      out.push_back(v.get<std::int64_t>());
+    }
+    return out;
+  }
+  std::string text_or(const char* key, std::string fallback) const {
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return fallback;
+    if (!it->is_string()) throw InputError(fmt::format("{}: key '{}' must be a string, not {}", label_, key, it->dump()));
+    return it->get<std::string>();
+  }
+  const std::string& label() const { return label_; }
+
+ private:
+  std::int64_t checked(const char* key, const json& v) const {
+    // A sane ceiling keeps every product of shapes far inside int64 (2^62 / 2^24 / 2^24 ...).
+    constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > kMaxDimension)
+      throw InputError(fmt::format("{}: key '{}' must be an integer from 1 to {}, not {}", label_, key, kMaxDimension,
+                                   v.dump()));
+    return v.get<std::int64_t>();
+  }
+  const json& object_;
+  std::string label_;
+};
+
+Family family_of(const std::string& model_type, const std::string& label) {
+  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3")
+    return Family::dense;
+  if (model_type == "mixtral") return Family::mixtral;
+  if (model_type == "qwen3_moe") return Family::qwen_moe;
+  if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2" ||
+      model_type == "glm4_moe" || model_type == "glm_moe_dsa")
+    return Family::deepseek_moe;
+  throw InputError(fmt::format("{}: model_type '{}' is not modelled; supported: {}", label, model_type, kSupportedTypes));
+}
+
+bool has_mla(const std::string& model_type) { return model_type != "glm4_moe"; }  // of the deepseek_moe family
+
+std::vector<bool> deepseek_moe_layers(const Keys& k, std::int64_t layers) {
+  std::int64_t first_dense = k.count_or("first_k_dense_replace", 0);
+  std::int64_t freq = k.positive_or("moe_layer_freq", 1);
+  std::vector<bool> moe(static_cast<std::size_t>(layers));
+  for (std::int64_t i = 0; i < layers; ++i) moe[static_cast<std::size_t>(i)] = i >= first_dense && i % freq == 0;
+  return moe;
+}
+
+std::vector<bool> qwen_moe_layers(const Keys& k, std::int64_t layers) {
+  std::int64_t step = k.positive_or("decoder_sparse_step", 1);
+  auto dense_only = k.integers("mlp_only_layers");
+  std::vector<bool> moe(static_cast<std::size_t>(layers));
+  for (std::int64_t i = 0; i < layers; ++i)
+    moe[static_cast<std::size_t>(i)] =
+        (i + 1) % step == 0 && std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
+  return moe;
+}
+
+void read_moe(const Keys& k, Family family, ModelConfig& m) {
+  MoeShape moe;
+  switch (family) {
+    case Family::dense:
+      return;
+    case Family::mixtral:
+      moe.routed_experts = k.positive("num_local_experts");
+      moe.expert_intermediate = m.intermediate;
+      moe.moe_layer.assign(static_cast<std::size_t>(m.layers), true);
+      break;
+    case Family::qwen_moe:
+      moe.routed_experts = k.positive("num_experts");
+      moe.expert_intermediate = k.positive("moe_intermediate_size");
+      moe.moe_layer = qwen_moe_layers(k, m.layers);
+      break;
+    case Family::deepseek_moe:
+      moe.routed_experts = k.positive("n_routed_experts");
+      moe.expert_intermediate = k.positive("moe_intermediate_size");
+      moe.shared_experts = k.count_or("n_shared_experts", 0);
+      moe.moe_layer = deepseek_moe_layers(k, m.layers);
+      break;
+  }
+  moe.experts_per_token = k.positive("num_experts_per_tok");
+  if (moe.experts_per_token > moe.routed_experts)
+    throw InputError(fmt::format("{}: num_experts_per_tok {} is more than the {} experts", k.label(),
+                                 moe.experts_per_token, moe.routed_experts));
+  m.moe = moe;
+}
+
+void read_attention(const Keys& k, Family family, ModelConfig& m) {
+  m.heads = k.positive("num_attention_heads");
+  if (family == Family::deepseek_moe && has_mla(m.model_type)) {
+    MlaShape mla;
+    mla.q_lora_rank = k.count_or("q_lora_rank", 0);
+    mla.kv_lora_rank = k.positive("kv_lora_rank");
+    mla.qk_nope_head_dim = k.positive("qk_nope_head_dim");
+    mla.qk_rope_head_dim = k.positive("qk_rope_head_dim");
+    mla.v_head_dim = k.positive("v_head_dim");
+    m.mla = mla;
+    m.kv_heads = m.heads;
+    m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    if (m.model_type == "glm_moe_dsa")
+      m.indexer = SparseIndexerShape{k.positive("index_n_heads"), k.positive("index_head_dim"), k.positive("index_topk")};
+    return;
+  }
+  m.kv_heads = k.positive_or("num_key_value_heads", m.heads);
+  m.head_dim = k.positive_or("head_dim", m.hidden / m.heads);
+  if (m.heads % m.kv_heads != 0)
+    throw InputError(fmt::format("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", k.label(),
+                                 m.heads, m.kv_heads));
+}
+
+Quantization quantization_from(const json& q, const std::string& label, std::string source) {
+  Keys k(q, label);
+  std::string method = k.text_or("quant_method", "");
+  std::string algo = k.text_or("quant_algo", "");
+  Quantization out;
+  out.source = std::move(source);
+  if (method == "fp8" || algo == "FP8") out.dtype = WeightDtype::fp8;
+  else if (algo == "NVFP4") out.dtype = WeightDtype::nvfp4;
+  else
+    throw InputError(fmt::format("{}: quantization {} is not modelled; supported: quant_method \"fp8\", quant_algo "
+                                 "\"FP8\" or \"NVFP4\" (ModelOpt); remove the quantization to model bf16 weights",
+                                 label, method.empty() ? "quant_algo '" + algo + "'" : "quant_method '" + method + "'"));
+  for (const char* key : {"modules_to_not_convert", "ignored_layers", "exclude_modules", "ignore"})
+    for (auto& s : k.strings(key)) out.not_quantized.push_back(std::move(s));
+  return out;
+}
+
+Quantization read_quantization(const json& config, const std::string& label,
+                               const std::optional<std::string>& hf_quant_config_text) {
+  if (hf_quant_config_text) {
+    std::string quant_label = label + " (hf_quant_config.json beside it)";
+    json q = json::parse(*hf_quant_config_text, nullptr, false);
+    if (q.is_discarded() || !q.is_object() || !q.contains("quantization") || !q["quantization"].is_object())
+      throw InputError(fmt::format("{}: not a ModelOpt quantization file (expected an object with 'quantization')",
+                                   quant_label));
+    return quantization_from(q["quantization"], quant_label, "hf_quant_config.json");
+  }
+  auto it = config.find("quantization_config");
+  if (it == config.end() || it->is_null()) return Quantization{WeightDtype::bf16, "none", {}};
+  if (!it->is_object()) throw InputError(fmt::format("{}: key 'quantization_config' must be an object", label));
+  return quantization_from(*it, label + " quantization_config", "config.json quantization_config");
+}
+
+}  // namespace
+
+double bytes_per_weight(WeightDtype dtype) {
+  switch (dtype) {
+    case WeightDtype::bf16: return 2.0;
+    case WeightDtype::fp8: return 1.0;
+    case WeightDtype::nvfp4: return 0.5 + 1.0 / 16.0;
+  }
+  return 2.0;
+}
+
+const char* to_string(WeightDtype dtype) {
+  switch (dtype) {
+    case WeightDtype::bf16: return "bf16";
+    case WeightDtype::fp8: return "fp8";
+    case WeightDtype::nvfp4: return "nvfp4";
+  }
+  return "bf16";
+}
+
+WeightDtype ModelConfig::dtype_of(const std::string& module_path) const {
+  if (quantization.dtype == WeightDtype::bf16) return WeightDtype::bf16;
+  for (const auto& pattern : quantization.not_quantized) {
+    if (fnmatch(pattern.c_str(), module_path.c_str(), 0) == 0) return WeightDtype::bf16;
+    // A plain module name covers everything under it ("lm_head", "model.layers.0.mlp").
+    if (pattern.find_first_of("*?[") == std::string::npos &&
+        (module_path == pattern || module_path.starts_with(pattern + ".") || module_path.ends_with("." + pattern)))
+      return WeightDtype::bf16;
+  }
+  return quantization.dtype;
+}
+
+ModelConfig parse_model_config(const std::string& config_text, const std::string& label,
+                               const std::optional<std::string>& hf_quant_config_text) {
+  json config = json::parse(config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object())
+    throw InputError(fmt::format("{}: not a JSON object; give a Hugging Face config.json", label));
+  // Multimodal configs (e.g. Llama 4, Qwen-VL) keep the language model under text_config.
+  const json& text = config.contains("text_config") && config["text_config"].is_object() ? config["text_config"] : config;
+  Keys k(text, label);
+  ModelConfig m;
+  m.model_type = Keys(config, label).text_or("model_type", "");
+  if (m.model_type.empty()) throw InputError(fmt::format("{}: key 'model_type' is missing; supported: {}", label, kSupportedTypes));
+  Family family = family_of(m.model_type, label);
+  m.name = Keys(config, label).text_or("_name_or_path", "");
+  m.hidden = k.positive("hidden_size");
+  m.layers = k.positive("num_hidden_layers");
+  m.vocab = k.positive("vocab_size");
+  m.intermediate = k.positive("intermediate_size");
+  m.mtp_layers = k.count_or("num_nextn_predict_layers", 0);
+  read_attention(k, family, m);
+  read_moe(k, family, m);
+  m.quantization = read_quantization(config, label, hf_quant_config_text);
+  return m;
+}
+
+ModelConfig read_model_config(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = fs::is_directory(path, ec) ? path / "config.json" : path;
+  std::string text = read_user_file(file, {file.string(), "a Hugging Face config.json", kMaxConfigBytes});
+  // ModelOpt writes its quantization into a file beside config.json; a config saved under another
+  // name (examples/models/*.json) carries it inline, so a folder of them cannot share one.
+  std::optional<std::string> quant;
+  fs::path quant_file = file.parent_path() / "hf_quant_config.json";
+  if (file.filename() == "config.json" && fs::is_regular_file(quant_file, ec))
+    quant = read_user_file(quant_file, {quant_file.string(), "ModelOpt's hf_quant_config.json", kMaxConfigBytes});
+  ModelConfig m = parse_model_config(text, file.string(), quant);
+  if (m.name.empty())
+    m.name = file.filename() == "config.json" ? file.parent_path().filename().string() : file.stem().string();
+  return m;
+}
+
+}  // namespace interprobe::workload

@@ -1,0 +1,78 @@
+#pragma once
+// A transformer as a Hugging Face `config.json` describes it (plus its quantization: the
+// `quantization_config` inside, or ModelOpt's `hf_quant_config.json` beside it), reduced to what
+// prices a decode step: layer shapes, experts, attention kind and weight bytes. Dense (Llama,
+// Mistral, Qwen2/3), MoE (Mixtral, Qwen3-MoE) and MLA MoE (DeepSeek-V3/R1, GLM-4.5, GLM-5).
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace interprobe::workload {
+
+enum class WeightDtype { bf16, fp8, nvfp4 };
+
+// Bytes per weight as stored: NVFP4 is 4 bits plus one FP8 scale per 16 weights.
+double bytes_per_weight(WeightDtype dtype);
+const char* to_string(WeightDtype dtype);
+
+struct MoeShape {
+  std::int64_t routed_experts = 0;
+  std::int64_t experts_per_token = 0;
+  std::int64_t expert_intermediate = 0;
+  std::int64_t shared_experts = 0;  // each of expert_intermediate, always read
+  std::vector<bool> moe_layer;      // per layer: MoE (true) or dense MLP
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3, GLM-5): the KV cache holds one latent vector of
+// kv_lora_rank + qk_rope_head_dim per token per layer, which tensor parallelism does not shard.
+struct MlaShape {
+  std::int64_t q_lora_rank = 0;  // 0: q is projected from the hidden state directly
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+};
+
+// GLM-5's sparse attention (DSA): a small indexer scores every cached token, attention then
+// reads only the top `topk` latents.
+struct SparseIndexerShape {
+  std::int64_t heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t topk = 0;
+};
+
+struct Quantization {
+  WeightDtype dtype = WeightDtype::bf16;
+  std::string source;                    // "none", "config.json quantization_config", "hf_quant_config.json"
+  std::vector<std::string> not_quantized;  // module patterns kept in bf16 ("lm_head", "model.layers.*.self_attn*")
+};
+
+struct ModelConfig {
+  std::string model_type;  // as the file says: "llama", "mixtral", "deepseek_v3", "glm_moe_dsa"
+  std::string name;        // _name_or_path or the file's directory name
+  std::int64_t hidden = 0;
+  std::int64_t layers = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t intermediate = 0;  // dense MLP
+  std::int64_t vocab = 0;
+  std::int64_t mtp_layers = 0;  // num_nextn_predict_layers: speculative heads, not in a plain step
+  std::optional<MoeShape> moe;
+  std::optional<MlaShape> mla;
+  std::optional<SparseIndexerShape> indexer;
+  Quantization quantization;
+
+  // Whether the module at `path` ("model.layers.3.self_attn.o_proj") is stored quantized.
+  WeightDtype dtype_of(const std::string& module_path) const;
+};
+
+// Reads FILE (a config.json, or a directory holding one). Unknown model_type, a missing or
+// mistyped key, or an unknown quantization: InputError naming the file and key (exit 2).
+ModelConfig read_model_config(const std::filesystem::path& path);
+ModelConfig parse_model_config(const std::string& config_text, const std::string& label,
+                               const std::optional<std::string>& hf_quant_config_text = std::nullopt);
+
+}  // namespace interprobe::workload
