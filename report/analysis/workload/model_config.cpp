@@ -22,18 +22,24 @@ constexpr const char* kSupportedTypes =
 
 enum class Family { dense, mixtral, qwen_moe, deepseek_moe };
 
+// Ceilings far above any real model keep every product of shapes inside int64 and a step's
+// layer-by-layer walk short, whatever the file says.
+constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxLayers = 4096;
+constexpr std::int64_t kMaxExperts = 65536;
+
 // Reads keys of one JSON object and names the file and key in every complaint.
 class Keys {
  public:
   Keys(const json& object, std::string label) : object_(object), label_(std::move(label)) {}
 
-  std::int64_t positive(const char* key) const {
+  std::int64_t positive(const char* key, std::int64_t max = kMaxDimension) const {
     auto it = object_.find(key);
     if (it == object_.end() || it->is_null())
       throw InputError(fmt::format("{}: key '{}' is missing; a Hugging Face config.json of this model_type has it "
                                    "(download the model's config.json unchanged)",
                                    label_, key));
-    return checked(key, *it);
+    return checked(key, *it, max);
   }
   std::int64_t positive_or(const char* key, std::int64_t fallback) const {
     auto it = object_.find(key);
@@ -77,12 +83,9 @@ class Keys {
   const std::string& label() const { return label_; }
 
  private:
-  std::int64_t checked(const char* key, const json& v) const {
-    // A sane ceiling keeps every product of shapes far inside int64 (2^62 / 2^24 / 2^24 ...).
-    constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;
-    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > kMaxDimension)
-      throw InputError(fmt::format("{}: key '{}' must be an integer from 1 to {}, not {}", label_, key, kMaxDimension,
-                                   v.dump()));
+  std::int64_t checked(const char* key, const json& v, std::int64_t max = kMaxDimension) const {
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > max)
+      throw InputError(fmt::format("{}: key '{}' must be an integer from 1 to {}, not {}", label_, key, max, v.dump()));
     return v.get<std::int64_t>();
   }
   const json& object_;
@@ -126,17 +129,17 @@ void read_moe(const Keys& k, Family family, ModelConfig& m) {
     case Family::dense:
       return;
     case Family::mixtral:
-      moe.routed_experts = k.positive("num_local_experts");
+      moe.routed_experts = k.positive("num_local_experts", kMaxExperts);
       moe.expert_intermediate = m.intermediate;
       moe.moe_layer.assign(static_cast<std::size_t>(m.layers), true);
       break;
     case Family::qwen_moe:
-      moe.routed_experts = k.positive("num_experts");
+      moe.routed_experts = k.positive("num_experts", kMaxExperts);
       moe.expert_intermediate = k.positive("moe_intermediate_size");
       moe.moe_layer = qwen_moe_layers(k, m.layers);
       break;
     case Family::deepseek_moe:
-      moe.routed_experts = k.positive("n_routed_experts");
+      moe.routed_experts = k.positive("n_routed_experts", kMaxExperts);
       moe.expert_intermediate = k.positive("moe_intermediate_size");
       moe.shared_experts = k.count_or("n_shared_experts", 0);
       moe.moe_layer = deepseek_moe_layers(k, m.layers);
@@ -251,7 +254,7 @@ ModelConfig parse_model_config(const std::string& config_text, const std::string
   Family family = family_of(m.model_type, label);
   m.name = Keys(config, label).text_or("_name_or_path", "");
   m.hidden = k.positive("hidden_size");
-  m.layers = k.positive("num_hidden_layers");
+  m.layers = k.positive("num_hidden_layers", kMaxLayers);
   m.vocab = k.positive("vocab_size");
   m.intermediate = k.positive("intermediate_size");
   m.mtp_layers = k.count_or("num_nextn_predict_layers", 0);
