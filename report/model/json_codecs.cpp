@@ -68,12 +68,21 @@ INTERPROBE_JSON(AllreduceSweep, backend, ranks, nodes, dtype, variant, op, libra
                 timeout_s, status, reason, hung_at_bytes, notes, environment, transports, algorithms, points, summary)
 INTERPROBE_JSON(CollectiveSection, allreduce)
 
+// --- bottlenecks
+INTERPROBE_JSON(CategoryTime, category, time_us, provenance)
+INTERPROBE_JSON(StepCounts, weight_bytes, cache_bytes, flops, all_reduces, all_reduce_bytes, kernels_estimated, experts_touched)
+INTERPROBE_JSON(BatchEstimate, batch, counts, categories, modeled_step_us, tokens_per_s, provenance, bottleneck,
+                bottleneck_fraction, observed_step_us, residual_us)
+INTERPROBE_JSON(WorkloadEstimate, model, model_type, config, weight_dtype, tp, context_tokens, batches, not_priced, notes,
+                verdict, lever, confidence, confidence_reason)
+INTERPROBE_JSON(BottleneckSection, sources, workloads)
+
 // --- the report: sections of probes that did not run are left out rather than null
 namespace {
-constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective"};
+constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective", "bottlenecks"};
 }
 INTERPROBE_JSON(Report, schema_version, tool, host, probes, findings, system, topology, virtualization, bandwidth,
-                collective)
+                collective, bottlenecks)
 
 json report_to_json(const Report& report) {
   json j = report;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/model/bandwidth.hpp"
+#include "report/model/bottleneck.hpp"
 #include "report/model/collective.hpp"
 #include "report/model/system.hpp"
 #include "report/model/topology.hpp"
@@ -111,6 +112,8 @@ struct Report {
   std::optional<VirtSection> virtualization;
   std::optional<BandwidthSection> bandwidth;
   std::optional<CollectiveSection> collective;
+  // Not a probe: the ranking of communication against compute (`analyze`, and `run`).
+  std::optional<BottleneckSection> bottlenecks;
 
   const ProbeRecord* probe(const std::string& name) const;
 };

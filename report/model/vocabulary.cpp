@@ -85,4 +85,13 @@ INTERPROBE_ENUM(Attachment, {Attachment::root_bus_integrated, "root_bus_integrat
 INTERPROBE_ENUM(P2pClique, {P2pClique::present, "present"}, {P2pClique::absent, "absent"}, {P2pClique::unknown, "unknown"})
 INTERPROBE_ENUM(Confidence, {Confidence::high, "high"}, {Confidence::medium, "medium"}, {Confidence::low, "low"})
 
+// --- bottlenecks
+INTERPROBE_ENUM(Provenance, {Provenance::measured, "measured"}, {Provenance::interpolated, "interpolated"},
+                {Provenance::extrapolated, "extrapolated"}, {Provenance::assumed, "assumed"},
+                {Provenance::not_measured, "not_measured"})
+INTERPROBE_ENUM(StepCategory, {StepCategory::communication_latency, "communication_latency"},
+                {StepCategory::communication_bandwidth, "communication_bandwidth"},
+                {StepCategory::gemm_memory_bound, "gemm_memory_bound"}, {StepCategory::gemm_compute_bound, "gemm_compute_bound"},
+                {StepCategory::cache_reads, "cache_reads"}, {StepCategory::launch_overhead, "launch_overhead"})
+
 }  // namespace interprobe::report

@@ -10,17 +10,6 @@ namespace {
 constexpr double kSameX = 1e-9;
 }  // namespace
 
-const char* to_string(Provenance p) {
-  switch (p) {
-    case Provenance::measured: return "measured";
-    case Provenance::interpolated: return "interpolated";
-    case Provenance::extrapolated: return "extrapolated";
-    case Provenance::assumed: return "assumed";
-    case Provenance::not_measured: return "not measured";
-  }
-  return "not measured";
-}
-
 Provenance worst(Provenance a, Provenance b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
 
 MeasuredCurve::MeasuredCurve(std::vector<std::pair<double, double>> points) {

@@ -7,11 +7,12 @@
 #include <optional>
 #include <vector>
 
+#include "report/model/bottleneck.hpp"
+
 namespace interprobe::bottleneck {
 
-// Ordered from best to worst; a sum of prices is as good as its worst part.
-enum class Provenance { measured, interpolated, extrapolated, assumed, not_measured };
-const char* to_string(Provenance p);
+using report::Provenance;
+// Provenance is ordered from best to worst; a sum of prices is as good as its worst part.
 Provenance worst(Provenance a, Provenance b);
 
 struct CurveValue {

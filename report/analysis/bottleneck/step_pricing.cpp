@@ -19,7 +19,7 @@ class Tally {
   }
   void missing(Category c, std::string why) {
     auto& t = times_[static_cast<std::size_t>(c)];
-    if (t.priced) reasons_.push_back(fmt::format("{}: {}", to_string(c), why));
+    if (t.priced) reasons_.push_back(fmt::format("{}: {}", report::to_string(c), why));
     t.priced = false;
     t.provenance = Provenance::not_measured;
   }
@@ -67,18 +67,6 @@ void price_collectives(const workload::DecodeStep& step, const PriceSource& pric
 }
 
 }  // namespace
-
-const char* to_string(Category c) {
-  switch (c) {
-    case Category::communication_latency: return "communication (latency)";
-    case Category::communication_bandwidth: return "communication (bandwidth)";
-    case Category::gemm_memory_bound: return "GEMMs (memory-bound)";
-    case Category::gemm_compute_bound: return "GEMMs (compute-bound)";
-    case Category::cache_reads: return "KV-cache reads";
-    case Category::launch_overhead: return "kernel launches";
-  }
-  return "?";
-}
 
 StepEstimate price_step(const workload::DecodeStep& step, const PriceSource& prices,
                         std::optional<double> observed_step_us) {

@@ -35,15 +35,7 @@ class PriceSource {
   virtual std::optional<Price> launches(std::int64_t kernels) const = 0;
 };
 
-enum class Category {
-  communication_latency,
-  communication_bandwidth,
-  gemm_memory_bound,
-  gemm_compute_bound,
-  cache_reads,
-  launch_overhead,
-};
-const char* to_string(Category c);
+using Category = report::StepCategory;
 
 struct CategoryTime {
   Category category = Category::communication_latency;

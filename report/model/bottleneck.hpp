@@ -1,0 +1,81 @@
+#pragma once
+// The `bottlenecks` section (issue 16): for each workload (a model, a TP size, batch sizes), the
+// decode step priced from this report's measured curves and split into categories, the category
+// whose removal gains the most tokens/s, and the verdict: the lever to pull, how sure, and what
+// was not measured. Every number says how it was obtained.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/model/virt.hpp"  // Confidence
+#include "report/model/vocabulary.hpp"
+
+namespace interprobe::report {
+
+// How a number was obtained, best first.
+enum class Provenance { measured, interpolated, extrapolated, assumed, not_measured };
+INTERPROBE_DECLARE_ENUM(Provenance);
+
+enum class StepCategory {
+  communication_latency,    // the all-reduces' fixed cost per call (the smallest size's time)
+  communication_bandwidth,  // the rest of their time
+  gemm_memory_bound,        // GEMMs below the measured ridge: streaming weights
+  gemm_compute_bound,       // GEMMs at or above it
+  cache_reads,              // KV cache (or MLA latent) read by attention
+  launch_overhead,          // kernels launched × the measured launch floor
+};
+INTERPROBE_DECLARE_ENUM(StepCategory);
+
+struct CategoryTime {
+  StepCategory category = StepCategory::communication_latency;
+  std::optional<double> time_us;  // null: not priced (see the workload's not_priced)
+  Provenance provenance = Provenance::measured;
+};
+
+// What one step moves and computes on one rank (the workload model's counts, not measurements).
+struct StepCounts {
+  double weight_bytes = 0;
+  double cache_bytes = 0;
+  double flops = 0;
+  std::int64_t all_reduces = 0;
+  std::int64_t all_reduce_bytes = 0;  // message size of each
+  std::int64_t kernels_estimated = 0;
+  std::optional<double> experts_touched;  // per MoE layer, E·[1 − (1 − k/E)^t]
+};
+
+struct BatchEstimate {
+  std::int64_t batch = 0;
+  StepCounts counts;
+  std::vector<CategoryTime> categories;
+  double modeled_step_us = 0;  // sum of the priced categories
+  double tokens_per_s = 0;     // batch / modeled step
+  Provenance provenance = Provenance::measured;
+  std::optional<StepCategory> bottleneck;  // null when GEMMs or communication are not priced
+  std::optional<double> bottleneck_fraction;
+  std::optional<double> observed_step_us;
+  std::optional<double> residual_us;  // observed − modeled: what the model cannot explain
+};
+
+struct WorkloadEstimate {
+  std::string model;       // its name
+  std::string model_type;  // config.json's
+  std::string config;      // the file given
+  std::string weight_dtype;
+  std::int64_t tp = 1;
+  std::int64_t context_tokens = 0;
+  std::vector<BatchEstimate> batches;
+  std::vector<std::string> not_priced;  // categories without a measured curve, and what measures them
+  std::vector<std::string> notes;
+  std::string verdict;                  // one sentence, first in every view
+  std::optional<std::string> lever;
+  Confidence confidence = Confidence::low;
+  std::string confidence_reason;
+};
+
+struct BottleneckSection {
+  std::vector<std::string> sources;  // which measurements priced the steps
+  std::vector<WorkloadEstimate> workloads;
+};
+
+}  // namespace interprobe::report
