@@ -28,10 +28,15 @@ struct OutputIndex {
   std::int64_t row = 0, col = 0;  // i in [0, M), j in [0, N)
 };
 
-// How the engine's clock wants to be driven.
+// How the engine's clock wants to be driven, and the sizes of its ceilings.
 struct ComputeTimingHints {
   double min_sample_us = 500;                 // batch short GEMMs until a sample lasts this long
   std::uint64_t max_ops_per_sample = 1u << 16;  // queue limits (CUDA streams) cap batches
+  // M = N = K of the square GEMM that measures the peak: large enough to saturate the device,
+  // small enough to finish in seconds (host 2048, a GPU 8192). A request may override it.
+  std::int64_t peak_size = 4096;
+  // Bytes of the streaming read: several times the last-level cache so it measures memory.
+  std::uint64_t stream_bytes = 256ull << 20;
 };
 
 // A streaming read the engine offers as a memory ceiling ("dram_1_thread", threads 1).
