@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/dynlib.hpp"
 #include "common/errors.hpp"
 #include "common/units.hpp"
 #include "probes/bandwidth/cuda_kernels.hpp"
@@ -79,8 +80,7 @@ class CudaComputeEngine final : public ComputeEngine {
     info.library_version = lib_.version;
     info.device = cuda::device_label(dev_.ordinal);
     info.simulated = simulated_;
-    info.notes = notes_;
-    return info;
+    return info;  // notes come through notes(), after the sweep
   }
 
   ComputeTimingHints timing() const override {
@@ -89,7 +89,8 @@ class CudaComputeEngine final : public ComputeEngine {
     h.max_ops_per_sample = kMaxQueuedOps;  // all behind the hold kernel
     // The simulator computes every product on the host: its sizes stay small.
     h.peak_size = simulated_ ? 256 : 8192;
-    h.stream_bytes = simulated_ ? 64 * kMiB : std::min<std::uint64_t>(1024 * kMiB, dev_.total_bytes / 8);
+    // Many times the L2 (50 MiB on H100, 126 MiB on B200); a multiple of 16 bytes for the kernel.
+    h.stream_bytes = simulated_ ? 64 * kMiB : std::min<std::uint64_t>(1024 * kMiB, dev_.total_bytes / 8) / 16 * 16;
     return h;
   }
 
@@ -109,7 +110,7 @@ class CudaComputeEngine final : public ComputeEngine {
       else
         s.reason = fmt::format("cuBLASLt {} offers no {} GEMM on {} (compute capability {}.{}{}): "
                                "cublasLtMatmulAlgoGetHeuristic: {}",
-                               lib_.version, cublaslt::dtype_name(dtype), dev_.name, dev_.cc_major, dev_.cc_minor,
+                               lib_.version, report::to_string(dtype), dev_.name, dev_.cc_major, dev_.cc_minor,
                                dtype == ComputeDtype::fp8_e4m3 ? "; FP8 tensor cores need 8.9 or newer" : "",
                                lib_.describe(status));
     }
@@ -138,12 +139,11 @@ class CudaComputeEngine final : public ComputeEngine {
     cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());  // NaN: no GEMM writes it
     plan_ = std::make_unique<cublaslt::GemmPlan>(lib_, handle_, shape, dtype, workspace_bytes_);
     cublaslt::Status status = cublaslt::kSuccess;
-    if (!plan_->choose(status))
-      throw VendorError("cublasLtMatmulAlgoGetHeuristic", status,
-                        fmt::format("no {} algorithm for M={} N={} K={}: {}", cublaslt::dtype_name(dtype), shape.m, shape.n,
-                                    shape.k, lib_.describe(status)));
+    if (!plan_->choose(status))  // the sweep skips this shape with the reason
+      throw UnsupportedError(fmt::format("cuBLASLt offers no {} algorithm for M={} N={} K={}: {}",
+                                         report::to_string(dtype), shape.m, shape.n, shape.k, lib_.describe(status)));
     shape_ = shape;
-    notes_.push_back(fmt::format("{} M={} N={} K={}: cuBLASLt {}", cublaslt::dtype_name(dtype), shape.m, shape.n, shape.k,
+    notes_.push_back(fmt::format("{} M={} N={} K={}: cuBLASLt {}", report::to_string(dtype), shape.m, shape.n, shape.k,
                                  plan_->chosen().text()));
   }
 
@@ -303,18 +303,24 @@ std::pair<std::optional<double>, std::string> published_gpu_peak(const std::stri
   for (const auto& r : rows) {
     if (name.find(r.match) == std::string::npos || (*r.also && name.find(r.also) == std::string::npos)) continue;
     double v = dtype == ComputeDtype::fp8_e4m3 ? r.fp8 : r.bf16;
-    if (v <= 0) return {std::nullopt, fmt::format("{}: no {} tensor cores", r.basis, cublaslt::dtype_name(dtype))};
+    if (v <= 0) return {std::nullopt, fmt::format("{}: no {} tensor cores", r.basis, report::to_string(dtype))};
     return {v, fmt::format("{}, dense (without sparsity), boost clock", r.basis)};
   }
   return {std::nullopt, fmt::format("no published peak in interprobe's table for \"{}\"", name)};
 }
 
-std::unique_ptr<ComputeEngine> make_cuda_compute_engine() {
+namespace {
+
+std::unique_ptr<ComputeEngine> open_cuda_compute_engine() {
   auto devices = cuda::enumerate_devices();  // UnsupportedError: no driver, too old, no GPU
   if (devices.empty()) throw UnsupportedError("no CUDA device");
-  const auto& lib = cublaslt::library();     // UnsupportedError: no cuBLASLt
   // A real cuBLASLt's runtime cannot drive the simulated driver, nor the simulated cuBLASLt a real one.
   bool driver_simulated = cu::driver().simulated.has_value();
+  if (driver_simulated && !library_override(VendorLibrary::cublaslt))  // refused before loading a real one
+    throw UnsupportedError(fmt::format("the CUDA driver {} is interprobe's simulator: point --cublaslt-lib / "
+                                       "INTERPROBE_CUBLASLT_LIB at the simulated tests/sim/cublaslt/libcublasLt.so",
+                                       cu::driver().path));
+  const auto& lib = cublaslt::library();     // UnsupportedError: no cuBLASLt
   if (driver_simulated != lib.simulated.has_value())
     throw UnsupportedError(fmt::format(
         "the CUDA driver {} is {} but cuBLASLt {} is {}: point --cublaslt-lib / INTERPROBE_CUBLASLT_LIB at {}",
@@ -322,6 +328,16 @@ std::unique_ptr<ComputeEngine> make_cuda_compute_engine() {
         lib.simulated ? "interprobe's simulator" : "real",
         driver_simulated ? "the simulated tests/sim/cublaslt/libcublasLt.so" : "the system's libcublasLt.so"));
   return std::make_unique<CudaComputeEngine>(devices.front(), devices.size(), lib);
+}
+
+}  // namespace
+
+std::unique_ptr<ComputeEngine> make_cuda_compute_engine() {
+  try {
+    return open_cuda_compute_engine();
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedError(fmt::format("the cuda compute engine cannot run here: {}", e.what()));
+  }
 }
 
 std::unique_ptr<ComputeEngine> make_cuda_compute_engine(const ProbeContext&, const ComputeRequest&) {

@@ -12,16 +12,6 @@ namespace interprobe::cublaslt {
 
 using report::ComputeDtype;
 
-const char* dtype_name(ComputeDtype dtype) {
-  switch (dtype) {
-    case ComputeDtype::f32: return "f32";
-    case ComputeDtype::bf16: return "bf16";
-    case ComputeDtype::f16: return "f16";
-    case ComputeDtype::fp8_e4m3: return "fp8_e4m3";
-  }
-  return "?";
-}
-
 int data_type_of(ComputeDtype dtype) {
   switch (dtype) {
     case ComputeDtype::f32: return kR32F;

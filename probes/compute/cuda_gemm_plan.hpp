@@ -11,8 +11,6 @@
 
 namespace interprobe::cublaslt {
 
-// The dtype's name in the report ("bf16", "fp8_e4m3").
-const char* dtype_name(report::ComputeDtype dtype);
 // cudaDataType_t of a compute dtype (f32 included, though the engine does not run it).
 int data_type_of(report::ComputeDtype dtype);
 int element_bytes_of(report::ComputeDtype dtype);

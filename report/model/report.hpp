@@ -10,6 +10,7 @@
 
 #include "report/model/bandwidth.hpp"
 #include "report/model/collective.hpp"
+#include "report/model/compute.hpp"
 #include "report/model/system.hpp"
 #include "report/model/topology.hpp"
 #include "report/model/virt.hpp"
@@ -111,6 +112,7 @@ struct Report {
   std::optional<VirtSection> virtualization;
   std::optional<BandwidthSection> bandwidth;
   std::optional<CollectiveSection> collective;
+  std::optional<ComputeSection> compute;
 
   const ProbeRecord* probe(const std::string& name) const;
 };

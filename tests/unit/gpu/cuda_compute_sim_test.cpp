@@ -54,12 +54,12 @@ TEST(CudaComputeSimulated, Fp8IsAbsentOnAnA100) {
 TEST(CudaComputeSimulated, Fp8IsPresentOnAnH100AndEveryDtypeChecksOut) {
   auto engine = engine_on("h100-sxm-8x-nvswitch.json");
   for (auto dtype : {ComputeDtype::bf16, ComputeDtype::f16, ComputeDtype::fp8_e4m3}) {
-    ASSERT_TRUE(engine->supports(dtype).supported) << cublaslt::dtype_name(dtype);
+    ASSERT_TRUE(engine->supports(dtype).supported) << report::to_string(dtype);
     GemmShape shape{4, 64, 128};
     engine->prepare(shape, dtype);
     EXPECT_GT(engine->gemm_s(3), 0);
     auto check = check_gemm(*engine, shape, dtype);
-    EXPECT_TRUE(check.passed) << cublaslt::dtype_name(dtype) << " max error " << check.max_relative_error;
+    EXPECT_TRUE(check.passed) << report::to_string(dtype) << " max error " << check.max_relative_error;
     EXPECT_GT(check.elements_checked, 0);
   }
   // The heuristic's choice is kept per GEMM.
@@ -136,6 +136,30 @@ TEST(CudaCompute, WorkspaceAndPublishedPeaksFollowTheirSources) {
   EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA H100 PCIe", ComputeDtype::fp8_e4m3).first.value_or(0), 1513);
   EXPECT_FALSE(published_gpu_peak("NVIDIA A100 80GB PCIe", ComputeDtype::fp8_e4m3).first);
   EXPECT_FALSE(published_gpu_peak("Simulated GPU", ComputeDtype::bf16).first);
+}
+
+}  // namespace
+
+namespace {
+
+using interprobe::report::ComputeDtype;
+
+std::vector<unsigned> encoded(ComputeDtype dtype, const std::vector<float>& values) {
+  auto bytes = interprobe::cublaslt::encode(dtype, values);
+  std::vector<unsigned> out;
+  int eb = interprobe::cublaslt::element_bytes_of(dtype);
+  for (std::size_t i = 0; i < bytes.size(); i += static_cast<std::size_t>(eb))
+    out.push_back(eb == 1 ? bytes[i] : static_cast<unsigned>(bytes[i] | (bytes[i + 1] << 8)));
+  return out;
+}
+
+TEST(CudaComputeElements, EncodingsAreTheIeeeAndOcpOnes) {
+  EXPECT_EQ(encoded(ComputeDtype::bf16, {1.0f, -0.75f, 0.25f}), (std::vector<unsigned>{0x3f80, 0xbf40, 0x3e80}));
+  EXPECT_EQ(encoded(ComputeDtype::f16, {1.0f, -0.75f, 0.25f, 65504.0f, 1e-7f}),
+            (std::vector<unsigned>{0x3c00, 0xba00, 0x3400, 0x7bff, 0x0002}));
+  // OCP E4M3: bias 7, largest finite 448 (0x7e), no infinity: larger values saturate.
+  EXPECT_EQ(encoded(ComputeDtype::fp8_e4m3, {1.0f, -0.75f, 0.25f, 448.0f, 1000.0f, 0.001953125f, 0.0f}),
+            (std::vector<unsigned>{0x38, 0xb4, 0x28, 0x7e, 0x7e, 0x01, 0x00}));
 }
 
 }  // namespace
