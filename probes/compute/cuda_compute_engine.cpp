@@ -53,9 +53,9 @@ class CudaComputeEngine final : public ComputeEngine {
   CudaComputeEngine(cuda::DeviceInfo dev, std::size_t gpus, const cublaslt::Library& lib)
       : dev_(std::move(dev)), lib_(lib), workspace_bytes_(pytorch_workspace_bytes(dev_.cc_major, dev_.cc_minor)) {
     cuda::DeviceGuard guard(dev_.ordinal);
-    lib_.check(lib_.create(&handle_), "cublasLtCreate");
     stream_ = std::make_unique<cuda::Stream>(dev_.ordinal);
     workspace_ = cuda::DeviceMemory(dev_.ordinal, workspace_bytes_);
+    lib_.check(lib_.create(&handle_), "cublasLtCreate");  // after the RAII members: a failure here leaks nothing
     simulated_ = lib_.simulated ? lib_.simulated : cu::driver().simulated;
     try {  // the engine's own kernels: a driver that cannot JIT them leaves GEMMs measurable
       compute_kernels::launch_empty(dev_.ordinal, stream_->get());
@@ -292,11 +292,13 @@ std::pair<std::optional<double>, std::string> published_gpu_peak(const std::stri
   };
   static const Row rows[] = {
       {"H100", "PCIe", 756.5, 1513, "NVIDIA H100 PCIe datasheet"},
+      {"H100", "NVL", 835.5, 1670.5, "NVIDIA H100 NVL datasheet"},
       {"H100", "", 989.4, 1978.9, "NVIDIA H100 SXM5 datasheet"},
       {"H200", "", 989.4, 1978.9, "NVIDIA H200 SXM datasheet"},
       {"B200", "", 2250, 4500, "NVIDIA HGX B200 datasheet (per GPU)"},
       {"A100", "", 312, 0, "NVIDIA A100 datasheet"},
       {"L40S", "", 362.05, 733, "NVIDIA L40S datasheet"},
+      {"L40", "", 181.05, 362.05, "NVIDIA L40 datasheet"},  // before L4: "L40" contains it
       {"L4", "", 121, 242.5, "NVIDIA L4 datasheet"},
   };
   if (dtype == ComputeDtype::f32) return {std::nullopt, "the cuda engine does not run f32"};
@@ -336,7 +338,7 @@ std::unique_ptr<ComputeEngine> make_cuda_compute_engine() {
   try {
     return open_cuda_compute_engine();
   } catch (const UnsupportedError& e) {
-    throw UnsupportedError(fmt::format("the cuda compute engine cannot run here: {}", e.what()));
+    throw UnsupportedError(fmt::format("cuda compute engine: {}", e.what()));
   }
 }
 

@@ -136,6 +136,9 @@ TEST(CudaCompute, WorkspaceAndPublishedPeaksFollowTheirSources) {
   EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA H100 PCIe", ComputeDtype::fp8_e4m3).first.value_or(0), 1513);
   EXPECT_FALSE(published_gpu_peak("NVIDIA A100 80GB PCIe", ComputeDtype::fp8_e4m3).first);
   EXPECT_FALSE(published_gpu_peak("Simulated GPU", ComputeDtype::bf16).first);
+  // Longer names first: an L40 is not an L4.
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA L40", ComputeDtype::bf16).first.value_or(0), 181.05);
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA L4", ComputeDtype::bf16).first.value_or(0), 121);
 }
 
 }  // namespace
