@@ -353,7 +353,7 @@ TEST(ReadmeExamples, FindingTableMatchesTheSchema) {
 // Every id the rules can write is in the schema's list (the rules spell ids as literals).
 TEST(ReadmeExamples, EveryFindingIdOfTheRulesIsInTheSchema) {
   std::set<std::string> in_rules;
-  const std::regex id(R"re("((probe|libraries|topology|virt|bandwidth|collective|gpu)\.[a-z0-9_]+)")re");
+  const std::regex id(R"re("((probe|libraries|topology|virt|bandwidth|collective|compute|gpu)\.[a-z0-9_]+)")re");
   for (const auto& e : fs::directory_iterator(fs::path(INTERPROBE_SOURCE_DIR) / "report/analysis")) {
     std::string text = read_text(e.path());
     for (std::sregex_iterator it(text.begin(), text.end(), id), end; it != end; ++it) in_rules.insert((*it)[1]);

@@ -206,3 +206,75 @@ TEST(ComputeSweep, BadRequestsAreInputErrorsNamingTheOption) {
 
 }  // namespace
 }  // namespace interprobe
+
+namespace interprobe {
+namespace {
+
+report::Report one_engine(report::ComputeEngineResult e) {
+  report::Report r;
+  r.compute = report::ComputeSection{};
+  r.compute->engines.push_back(std::move(e));
+  return r;
+}
+
+const report::Finding* find_id(const std::vector<report::Finding>& findings, const std::string& id) {
+  for (const auto& f : findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+TEST(ComputeRules, PointAboveThePeakSaysThePeakIsNoCeiling) {
+  report::ComputeEngineResult e;
+  auto p = point(64, 4096, 4096, ComputeDtype::f32, 1000);
+  derive_point(p, {100.0, 0.01, std::nullopt});  // 2.1 TFLOP/s measured against a 0.01 peak
+  e.points.push_back(p);
+  auto findings = analysis::derive_findings(one_engine(e));
+  const auto* f = find_id(findings, "compute.peak_below_shape");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, report::Severity::warn);
+  ASSERT_EQ(f->affected.size(), 1u);
+  EXPECT_NE(f->affected[0].find("M=64"), std::string::npos);
+  // Within 10% of the peak is noise, not a finding.
+  e.points[0].peak_fraction = 1.05;
+  EXPECT_FALSE(find_id(analysis::derive_findings(one_engine(e)), "compute.peak_below_shape"));
+}
+
+TEST(ComputeRules, UnsupportedIsInfoAndFailedIsWarnWithTheReason) {
+  report::ComputeEngineResult e;
+  e.engine = report::ComputeEngineKind::cuda;
+  e.status = report::EngineStatus::unsupported;
+  e.reason = "no GPU";
+  const auto* f = find_id(analysis::derive_findings(one_engine(e)), "compute.engine_unsupported");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, report::Severity::info);
+  EXPECT_NE(f->title.find("no GPU"), std::string::npos);
+  e.status = report::EngineStatus::failed;
+  auto findings = analysis::derive_findings(one_engine(e));
+  f = find_id(findings, "compute.engine_failed");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, report::Severity::warn);
+}
+
+TEST(ComputeRules, DecodeFindingNeedsEverySmallMPointMemoryBound) {
+  // f32 at N = K = 4096: M = 1 has 0.5 flop per byte, M = 8 has 3.98, M = 64 has 31.
+  auto engine_at = [](double peak_tflops) {
+    report::ComputeEngineResult e;
+    for (std::int64_t m : {1, 8, 64}) {
+      auto p = point(m, 4096, 4096, ComputeDtype::f32, 20000);
+      derive_point(p, {10.0, peak_tflops, std::nullopt});
+      e.points.push_back(p);
+    }
+    return e;
+  };
+  auto ridge5 = engine_at(0.05);  // ridge 5 flop per byte: M = 1 and 8 memory-bound, 64 compute
+  const auto* f = find_id(analysis::derive_findings(one_engine(ridge5)), "compute.decode_memory_bound");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->affected.size(), 2u);  // M = 64 is not a decode point
+  EXPECT_EQ(std::get<std::int64_t>(f->evidence.at("max_m")), 8);
+  auto ridge2 = engine_at(0.02);  // ridge 2: M = 8 turns compute-bound, so decode is not all memory-bound
+  ASSERT_EQ(ridge2.points[1].bound, RooflineBound::compute);
+  EXPECT_FALSE(find_id(analysis::derive_findings(one_engine(ridge2)), "compute.decode_memory_bound"));
+}
+
+}  // namespace
+}  // namespace interprobe
