@@ -130,6 +130,12 @@ class CudaComputeEngine final : public ComputeEngine {
   void prepare(const GemmShape& shape, ComputeDtype dtype) override {
     release();
     cuda::DeviceGuard guard(dev_.ordinal);
+    // The heuristic first: a shape the library has no kernel for is skipped before filling buffers.
+    plan_ = std::make_unique<cublaslt::GemmPlan>(lib_, handle_, shape, dtype, workspace_bytes_);
+    cublaslt::Status status = cublaslt::kSuccess;
+    if (!plan_->choose(status))  // the sweep skips this shape with the reason
+      throw UnsupportedError(fmt::format("cuBLASLt offers no {} algorithm for M={} N={} K={}: {}",
+                                         report::to_string(dtype), shape.m, shape.n, shape.k, lib_.describe(status)));
     auto eb = static_cast<std::size_t>(cublaslt::element_bytes_of(dtype));
     x_ = cuda::DeviceMemory(dev_.ordinal, static_cast<std::size_t>(shape.m * shape.k) * eb);
     w_ = cuda::DeviceMemory(dev_.ordinal, static_cast<std::size_t>(shape.n * shape.k) * eb);
@@ -137,11 +143,6 @@ class CudaComputeEngine final : public ComputeEngine {
     fill_operand(dev_.ordinal, x_.get(), GemmOperand::x, shape.m * shape.k, dtype);
     fill_operand(dev_.ordinal, w_.get(), GemmOperand::w, shape.n * shape.k, dtype);
     cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());  // NaN: no GEMM writes it
-    plan_ = std::make_unique<cublaslt::GemmPlan>(lib_, handle_, shape, dtype, workspace_bytes_);
-    cublaslt::Status status = cublaslt::kSuccess;
-    if (!plan_->choose(status))  // the sweep skips this shape with the reason
-      throw UnsupportedError(fmt::format("cuBLASLt offers no {} algorithm for M={} N={} K={}: {}",
-                                         report::to_string(dtype), shape.m, shape.n, shape.k, lib_.describe(status)));
     shape_ = shape;
     notes_.push_back(fmt::format("{} M={} N={} K={}: cuBLASLt {}", report::to_string(dtype), shape.m, shape.n, shape.k,
                                  plan_->chosen().text()));

@@ -34,12 +34,13 @@ std::string device_text(const std::string& name) {
 }
 
 // compute --engine cuda on the description `json_text`; the report read back.
-SimRun run_cuda(const std::string& json_text, const std::vector<std::string>& extra = {}) {
+SimRun run_cuda(const std::string& json_text, const std::vector<std::string>& extra = {},
+              const std::string& shapes = "256x512") {
   char tmpl[] = "/tmp/interprobe-cuda-compute-XXXXXX";
   SimRun r;
   r.dir = ::mkdtemp(tmpl);
   std::ofstream(r.dir / "sim.json") << json_text;
-  std::vector<std::string> args = {"compute", "--engine", "cuda", "--shapes", "256x512", "--m", "1,8",
+  std::vector<std::string> args = {"compute", "--engine", "cuda", "--shapes", shapes, "--m", "1,8",
                                    "-o", (r.dir / "compute.json").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   r.process = run_interprobe(args, {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
@@ -129,6 +130,19 @@ TEST(CudaComputeCli, ACorruptResultIsAFailFindingNamingShapeAndDtype) {
   });
   EXPECT_TRUE(named) << ::testing::PrintToString(f->affected);
   expect_schema_valid(run.dir / "compute.json");
+  fs::remove_all(run.dir);
+}
+
+TEST(CudaComputeCli, AShapeTheLibraryHasNoKernelForIsSkippedWithTheReason) {
+  // K = 200 is no multiple of 16: the simulator, like cuBLASLt, has no FP8 kernel for it.
+  auto run = run_cuda(device_text("h100-sxm-8x-nvswitch.json"), {"--dtype", "bf16,fp8_e4m3"}, "256x200");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  const auto& e = cuda_engine(run.report);
+  EXPECT_EQ(e.status, report::EngineStatus::ok) << e.reason.value_or("");
+  for (const auto& p : e.points) EXPECT_EQ(p.dtype, report::ComputeDtype::bf16);
+  EXPECT_EQ(e.points.size(), 2u);
+  EXPECT_TRUE(has_note(e, "fp8_e4m3 M=1 256x200 skipped: cuBLASLt offers no fp8_e4m3 algorithm"))
+      << ::testing::PrintToString(e.notes);
   fs::remove_all(run.dir);
 }
 
