@@ -9,6 +9,7 @@
 #include "cli/session.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/collective/collective_probe.hpp"
+#include "probes/compute/compute_probe.hpp"
 #include "common/errors.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/topology/topology_probe.hpp"
@@ -30,6 +31,7 @@ std::vector<std::unique_ptr<Probe>> measurement_probes() {
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(make_bandwidth_probe(bandwidth_plan(report::BandwidthPlan::quick)));
   probes.push_back(collective::make_run_collective_probe());
+  probes.push_back(make_compute_probe(compute_plan(report::ComputePlan::quick)));
   return probes;
 }
 
@@ -79,7 +81,7 @@ Command add_run_command(CLI::App& app, GlobalOptions& options) {
   Command c;
   c.app = app.add_subcommand("run", "Run every probe and report (the default command)");
   auto selection = std::make_shared<ProbeSelection>();
-  c.app->add_option("--only", selection->only, "Run only these probes (system, topology, virtualization, bandwidth, collective)")
+  c.app->add_option("--only", selection->only, "Run only these probes (system, topology, virtualization, bandwidth, collective, compute)")
       ->delimiter(',')
       ->type_name("NAME,...");
   c.app->add_option("--skip", selection->skip, "Leave these probes out; the report lists them as skipped")

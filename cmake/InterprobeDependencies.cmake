@@ -41,6 +41,7 @@ interprobe_tristate(NVML "NVML telemetry and topology (loaded at run time; no he
 interprobe_tristate(HWLOC "hwloc for CPUs, NUMA and XML topology")
 interprobe_tristate(LIBPCI "libpci for the PCI inventory")
 interprobe_tristate(MPI "MPI backend for collectives")
+interprobe_tristate(OPENBLAS "OpenBLAS for the host compute engine (GEMM sweeps of interprobe compute)")
 
 find_package(PkgConfig QUIET)
 
@@ -97,6 +98,14 @@ if(NOT INTERPROBE_WITH_MPI_MODE STREQUAL "OFF")
 endif()
 interprobe_resolve(MPI "${mpi_found}" "MPI not found (apt-get install libopenmpi-dev openmpi-bin)")
 
+# --- OpenBLAS (linked: the host compute engine's GEMMs) ---
+set(openblas_found FALSE)
+if(PkgConfig_FOUND AND NOT INTERPROBE_WITH_OPENBLAS_MODE STREQUAL "OFF")
+  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+  set(openblas_found ${OPENBLAS_FOUND})
+endif()
+interprobe_resolve(OPENBLAS "${openblas_found}" "OpenBLAS not found (apt-get install libopenblas-dev)")
+
 # --- required ---
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
@@ -105,7 +114,7 @@ find_package(LibArchive QUIET)  # snapshots; optional so a bare GPU machine can 
 
 function(interprobe_print_summary)
   message(STATUS "interprobe ${PROJECT_VERSION} configuration:")
-  foreach(name CUDA NCCL NVML HWLOC LIBPCI MPI)
+  foreach(name CUDA NCCL NVML HWLOC LIBPCI MPI OPENBLAS)
     message(STATUS "  ${name}: ${INTERPROBE_SUMMARY_${name}}")
   endforeach()
   message(STATUS "  tests: ${INTERPROBE_BUILD_TESTS}  sanitizers: ${INTERPROBE_SANITIZE}  fuzz: ${INTERPROBE_FUZZ}")

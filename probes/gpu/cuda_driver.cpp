@@ -73,6 +73,10 @@ Driver load_from(std::unique_ptr<DynamicLibrary> dl) {
   if (!d.member) missing += (missing.empty() ? "" : ", ") + std::string(name);
   INTERPROBE_CUDA_DRIVER_ENTRY_POINTS(INTERPROBE_CUDA_RESOLVE)
 #undef INTERPROBE_CUDA_RESOLVE
+#define INTERPROBE_CUDA_RESOLVE_OPTIONAL(member, type, name, abi_name) \
+  d.member = reinterpret_cast<type*>(resolver.find(name, abi_name));
+  INTERPROBE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(INTERPROBE_CUDA_RESOLVE_OPTIONAL)
+#undef INTERPROBE_CUDA_RESOLVE_OPTIONAL
   if (!missing.empty())
     throw UnsupportedError(fmt::format("the CUDA driver {} (CUDA {}) lacks entry points interprobe needs: {}", d.path,
                                        cuda_version_text(d.version), missing));

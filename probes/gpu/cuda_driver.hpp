@@ -59,10 +59,26 @@ namespace interprobe::cu {
   X(module_get_function, ModuleGetFunctionFn, "cuModuleGetFunction", "cuModuleGetFunction") \
   X(launch_kernel, LaunchKernelFn, "cuLaunchKernel", "cuLaunchKernel")
 
+// Entry points a driver may lack without interprobe refusing it (null then; the measurement that
+// needs one says it was not measured).
+#define INTERPROBE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(X)                                   \
+  X(stream_begin_capture, StreamBeginCaptureFn, "cuStreamBeginCapture", "cuStreamBeginCapture_v2") \
+  X(stream_end_capture, StreamEndCaptureFn, "cuStreamEndCapture", "cuStreamEndCapture")   \
+  X(graph_instantiate, GraphInstantiateWithFlagsFn, "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags") \
+  X(graph_launch, GraphLaunchFn, "cuGraphLaunch", "cuGraphLaunch")                        \
+  X(graph_exec_destroy, GraphExecDestroyFn, "cuGraphExecDestroy", "cuGraphExecDestroy")   \
+  X(graph_destroy, GraphDestroyFn, "cuGraphDestroy", "cuGraphDestroy")
+
 struct Driver {
 #define INTERPROBE_CUDA_MEMBER(member, type, name, abi_name) type* member = nullptr;
   INTERPROBE_CUDA_DRIVER_ENTRY_POINTS(INTERPROBE_CUDA_MEMBER)
+  INTERPROBE_CUDA_DRIVER_OPTIONAL_ENTRY_POINTS(INTERPROBE_CUDA_MEMBER)
 #undef INTERPROBE_CUDA_MEMBER
+  // Every graph entry point resolved: stream capture into a CUDA graph works.
+  bool has_graphs() const {
+    return stream_begin_capture && stream_end_capture && graph_instantiate && graph_launch && graph_exec_destroy &&
+           graph_destroy;
+  }
   DriverGetVersionFn* driver_get_version = nullptr;
   int version = 0;           // cuDriverGetVersion: 12040 = CUDA 12.4
   std::string path;          // the file loaded

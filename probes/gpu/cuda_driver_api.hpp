@@ -14,6 +14,8 @@ struct CUstream_st;
 struct CUevent_st;
 struct CUmod_st;
 struct CUfunc_st;
+struct CUgraph_st;
+struct CUgraphExec_st;
 
 namespace interprobe::cu {
 
@@ -25,6 +27,8 @@ using Stream = CUstream_st*;
 using Event = CUevent_st*;
 using Module = CUmod_st*;
 using Function = CUfunc_st*;
+using Graph = CUgraph_st*;
+using GraphExec = CUgraphExec_st*;
 
 // CUresult values we name.
 inline constexpr Result kSuccess = 0;
@@ -60,6 +64,7 @@ inline constexpr unsigned kMemHostAllocPortable = 0x1;    // CU_MEMHOSTALLOC_POR
 inline constexpr unsigned kMemHostAllocDeviceMap = 0x2;   // CU_MEMHOSTALLOC_DEVICEMAP
 inline constexpr unsigned kMemHostRegisterPortable = 0x1; // CU_MEMHOSTREGISTER_PORTABLE
 inline constexpr unsigned kMemHostRegisterDeviceMap = 0x2;// CU_MEMHOSTREGISTER_DEVICEMAP
+inline constexpr int kStreamCaptureModeThreadLocal = 1;   // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 inline constexpr std::uint64_t kGetProcAddressLegacyStream = 0x1;  // CU_GET_PROC_ADDRESS_LEGACY_STREAM
 
 // CUdriverProcAddressQueryResult (cuGetProcAddress_v2, CUDA 12.5+).
@@ -127,5 +132,12 @@ using ModuleUnloadFn = Result(Module);
 using ModuleGetFunctionFn = Result(Function*, Module, const char*);
 using LaunchKernelFn = Result(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream,
                               void**, void**);
+// CUDA graphs (optional: the launch floor measures a graph where the driver has them).
+using StreamBeginCaptureFn = Result(Stream, int);  // cuStreamBeginCapture_v2
+using StreamEndCaptureFn = Result(Stream, Graph*);
+using GraphInstantiateWithFlagsFn = Result(GraphExec*, Graph, unsigned long long);
+using GraphLaunchFn = Result(GraphExec, Stream);
+using GraphExecDestroyFn = Result(GraphExec);
+using GraphDestroyFn = Result(Graph);
 
 }  // namespace interprobe::cu

@@ -45,7 +45,7 @@ void rule_vendor_libraries(const report::Report& r, std::vector<report::Finding>
 }
 
 const std::vector<Rule>& all_rules() {
-  static const std::vector<Rule> rules = {rule_probe_failures, rule_vendor_libraries, rule_gpu_stack, rule_topology, rule_virtualization, rule_collective, rule_bandwidth};
+  static const std::vector<Rule> rules = {rule_probe_failures, rule_vendor_libraries, rule_gpu_stack, rule_topology, rule_virtualization, rule_collective, rule_bandwidth, rule_compute};
   return rules;
 }
 

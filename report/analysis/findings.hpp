@@ -28,6 +28,8 @@ void rule_virtualization(const report::Report& report, std::vector<report::Findi
 void rule_collective(const report::Report& report, std::vector<report::Finding>& out);
 // The bandwidth section: corrupted copies, P2P truth, below-expected links, noise (bandwidth_rules.cpp).
 void rule_bandwidth(const report::Report& report, std::vector<report::Finding>& out);
+// The compute section: wrong GEMM results, decode GEMMs bound by memory, inconsistent points (compute_rules.cpp).
+void rule_compute(const report::Report& report, std::vector<report::Finding>& out);
 // The GPU software stack: NVML sees GPUs CUDA cannot use, NCCL built for a newer CUDA (gpu_rules.cpp).
 void rule_gpu_stack(const report::Report& report, std::vector<report::Finding>& out);
 

@@ -68,6 +68,19 @@ INTERPROBE_JSON(AllreduceSweep, backend, ranks, nodes, dtype, variant, op, libra
                 timeout_s, status, reason, hung_at_bytes, notes, environment, transports, algorithms, points, summary)
 INTERPROBE_JSON(CollectiveSection, allreduce)
 
+// --- compute
+INTERPROBE_JSON(ComputeTiming, samples, ops_per_sample, min_us, median_us, p95_us, max_us, cv_fraction, median_ci_low_us,
+                median_ci_high_us, stop_reason)
+INTERPROBE_JSON(GemmCheck, passed, elements_checked, max_relative_error, tolerance)
+INTERPROBE_JSON(GemmPoint, shape, m, n, k, dtype, timing, tflops, flop_per_byte, weight_bytes, weight_gbps, peak_fraction,
+                memory_bandwidth_fraction, bound, check)
+INTERPROBE_JSON(ComputePeak, dtype, size, timing, measured_tflops, published_tflops, published_basis, check)
+INTERPROBE_JSON(MemoryCeiling, name, threads, bytes, timing, gbps)
+INTERPROBE_JSON(DtypeSupport, dtype, supported, reason)
+INTERPROBE_JSON(ComputeEngineResult, engine, status, reason, library, library_version, device, threads, simulated, dtypes,
+                memory, memory_ceiling_gbps, launch_floor_us, launch_floor_reason, peaks, points, notes)
+INTERPROBE_JSON(ComputeSection, plan, target_cv_fraction, engines)
+
 // --- bottlenecks
 INTERPROBE_JSON(CategoryTime, category, time_us, provenance)
 INTERPROBE_JSON(StepCounts, weight_bytes, cache_bytes, flops, all_reduces, all_reduce_bytes, kernels_estimated, experts_touched)
@@ -79,10 +92,10 @@ INTERPROBE_JSON(BottleneckSection, sources, workloads)
 
 // --- the report: sections of probes that did not run are left out rather than null
 namespace {
-constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective", "bottlenecks"};
+constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective", "compute", "bottlenecks"};
 }
 INTERPROBE_JSON(Report, schema_version, tool, host, probes, findings, system, topology, virtualization, bandwidth,
-                collective, bottlenecks)
+                collective, compute, bottlenecks)
 
 json report_to_json(const Report& report) {
   json j = report;

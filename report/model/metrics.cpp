@@ -153,6 +153,46 @@ void add_collective(const CollectiveSection& c, MetricTable& t) {
   }
 }
 
+MetricSpread timing_spread(const ComputeTiming& t) {
+  return {t.samples, t.min_us, t.max_us, t.cv_fraction, std::nullopt, std::nullopt};
+}
+
+// "compute/host/bf16/gate_up_tp4/m16/tflops": engine, dtype, weight shape, M.
+void add_compute(const ComputeSection& c, MetricTable& t) {
+  for (const auto& e : c.engines) {
+    std::string at = "compute/" + label(e.engine);
+    Labels labels{{"section", "compute"}, {"engine", label(e.engine)}};
+    for (const auto& m : e.memory) {
+      Labels l = labels;
+      l["memory"] = m.name;
+      auto& row = t.add(fmt::format("{}/memory/{}/gbps", at, m.name), m.gbps, "gbps", Better::higher, l);
+      row.spread = MetricSpread{m.timing.samples, std::nullopt, std::nullopt, m.timing.cv_fraction, std::nullopt, std::nullopt};
+    }
+    t.add_optional(at + "/launch_floor_us", e.launch_floor_us, "us", Better::lower, labels);
+    for (const auto& p : e.peaks) {
+      Labels l = labels;
+      l["dtype"] = label(p.dtype);
+      auto& row = t.add(fmt::format("{}/peak/{}/tflops", at, label(p.dtype)), p.measured_tflops, "tflops", Better::higher, l);
+      row.spread = MetricSpread{p.timing.samples, std::nullopt, std::nullopt, p.timing.cv_fraction, std::nullopt, std::nullopt};
+    }
+    for (const auto& p : e.points) {
+      Labels l = labels;
+      l["dtype"] = label(p.dtype);
+      l["shape"] = p.shape;
+      l["m"] = std::to_string(p.m);
+      l["n"] = std::to_string(p.n);
+      l["k"] = std::to_string(p.k);
+      if (p.bound) l["bound"] = label(*p.bound);
+      std::string point_at = fmt::format("{}/{}/{}/m{}", at, label(p.dtype), p.shape, p.m);
+      t.add(point_at + "/time_us", p.timing.median_us, "us", Better::lower, l).spread = timing_spread(p.timing);
+      auto& rate = t.add(point_at + "/tflops", p.tflops, "tflops", Better::higher, l);
+      rate.spread = MetricSpread{p.timing.samples, std::nullopt, std::nullopt, p.timing.cv_fraction, std::nullopt, std::nullopt};
+      t.add_optional(point_at + "/peak_fraction", p.peak_fraction, "fraction", Better::higher, l);
+      t.add_optional(point_at + "/memory_bandwidth_fraction", p.memory_bandwidth_fraction, "fraction", Better::higher, l);
+    }
+  }
+}
+
 }  // namespace
 
 std::string size_segment(std::int64_t bytes) {
@@ -174,6 +214,7 @@ std::vector<MetricRow> metrics_of(const Report& r) {
   if (r.virtualization) add_virtualization(*r.virtualization, t);
   if (r.bandwidth) add_bandwidth(*r.bandwidth, t);
   if (r.collective) add_collective(*r.collective, t);
+  if (r.compute) add_compute(*r.compute, t);
   return t.take();
 }
 

@@ -11,6 +11,7 @@
 #include "report/model/bandwidth.hpp"
 #include "report/model/bottleneck.hpp"
 #include "report/model/collective.hpp"
+#include "report/model/compute.hpp"
 #include "report/model/system.hpp"
 #include "report/model/topology.hpp"
 #include "report/model/virt.hpp"
@@ -112,6 +113,7 @@ struct Report {
   std::optional<VirtSection> virtualization;
   std::optional<BandwidthSection> bandwidth;
   std::optional<CollectiveSection> collective;
+  std::optional<ComputeSection> compute;
   // Not a probe: the ranking of communication against compute (`analyze`, and `run`).
   std::optional<BottleneckSection> bottlenecks;
 

@@ -41,6 +41,14 @@ INTERPROBE_ENUM(P2pTruth, {P2pTruth::p2p, "p2p"}, {P2pTruth::claimed_but_staged,
 INTERPROBE_ENUM(BandwidthPlan, {BandwidthPlan::quick, "quick"}, {BandwidthPlan::standard, "standard"},
                 {BandwidthPlan::full, "full"}, {BandwidthPlan::custom, "custom"})
 
+// --- compute
+INTERPROBE_ENUM(ComputeEngineKind, {ComputeEngineKind::host, "host"}, {ComputeEngineKind::cuda, "cuda"})
+INTERPROBE_ENUM(ComputeDtype, {ComputeDtype::f32, "f32"}, {ComputeDtype::bf16, "bf16"}, {ComputeDtype::f16, "f16"},
+                {ComputeDtype::fp8_e4m3, "fp8_e4m3"})
+INTERPROBE_ENUM(RooflineBound, {RooflineBound::memory, "memory"}, {RooflineBound::compute, "compute"},
+                {RooflineBound::latency, "latency"})
+INTERPROBE_ENUM(ComputePlan, {ComputePlan::quick, "quick"}, {ComputePlan::full, "full"}, {ComputePlan::custom, "custom"})
+
 // --- collective
 INTERPROBE_ENUM(AllreduceBackend, {AllreduceBackend::nccl, "nccl"}, {AllreduceBackend::mpi, "mpi"})
 INTERPROBE_ENUM(Dtype, {Dtype::float32, "float"}, {Dtype::float16, "half"}, {Dtype::bfloat16, "bfloat16"})

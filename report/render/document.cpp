@@ -133,6 +133,7 @@ Document build_document(const report::Report& r, const ViewOptions& views) {
   add_virtualization_view(r, doc);
   add_bandwidth_view(r, doc);
   add_collective_view(r, doc);
+  add_compute_view(r, doc);
   doc.sections.push_back(probes_section(r));
   return doc;
 }

@@ -3,6 +3,7 @@
 // the vendor library lines say simulated, the corrupt P2P is found, the report validates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,12 +21,13 @@ TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
                           {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
                            std::string("INTERPROBE_NCCL_LIB=") + INTERPROBE_SIM_NCCL,
                            std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML,
+                           std::string("INTERPROBE_CUBLASLT_LIB=") + INTERPROBE_SIM_CUBLASLT,
                            std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/a100-pcie-2x-p2p-corrupt.json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto r = interprobe::report::parse_report_text(text, file.string());
-  for (const char* lib : {"cuda", "nccl"}) {
+  for (const char* lib : {"cuda", "nccl", "cublaslt"}) {
     ASSERT_TRUE(r.tool.libraries.count(lib)) << lib;
     EXPECT_EQ(r.tool.libraries.at(lib).simulated, "interprobe-sim 1") << lib;
   }
@@ -44,6 +46,15 @@ TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
   ASSERT_TRUE(r.collective);
   ASSERT_FALSE(r.collective->allreduce.empty());
   EXPECT_EQ(r.collective->allreduce[0].status, interprobe::report::AllreduceStatus::complete) << r.collective->allreduce[0].reason.value_or("");
+  // The compute probe's cuda engine ran on the simulated cuBLASLt (the quick plan's shapes exceed
+  // what the engine lets the simulator multiply: ceilings and peaks only, each shape skipped with a note).
+  ASSERT_TRUE(r.compute);
+  auto cuda = std::find_if(r.compute->engines.begin(), r.compute->engines.end(),
+                           [](const auto& e) { return e.engine == interprobe::report::ComputeEngineKind::cuda; });
+  ASSERT_NE(cuda, r.compute->engines.end());
+  EXPECT_EQ(cuda->status, interprobe::report::EngineStatus::ok) << cuda->reason.value_or("");
+  EXPECT_EQ(cuda->simulated, "interprobe-sim 1");
+  EXPECT_FALSE(cuda->peaks.empty());
   bool data_corrupted = false;
   for (const auto& f : r.findings) data_corrupted |= f.id == "bandwidth.p2p_data_corrupted";  // the corruption is on the peer path
   EXPECT_TRUE(data_corrupted);

@@ -44,6 +44,9 @@ const std::map<std::string, std::string>& fixture_reports() {
       if (p.exit_code != 0) throw std::runtime_error(root.string() + ": exit " + std::to_string(p.exit_code) + ": " + p.err);
       out[root.parent_path().filename().string() + "/" + root.filename().string()] = p.out;
     }
+    // Saved reports of live measurements (tests/fixtures/reports/README.md says how each was made).
+    for (const auto& e : fs::directory_iterator(fs::path(INTERPROBE_FIXTURES) / "reports"))
+      if (e.path().extension() == ".json") out["reports/" + e.path().filename().string()] = read_text(e.path());
     return out;
   }();
   return reports;
@@ -67,7 +70,7 @@ std::string unit_of_leaf(const std::string& path) {
   std::string leaf = path.substr(path.rfind('/') + 1);
   leaf = leaf.substr(0, leaf.find('#'));
   static const std::pair<const char*, const char*> kSuffixes[] = {
-      {"gbps", "gbps"}, {"_us", "us"}, {"_bytes", "bytes"}, {"_s", "s"}, {"_gts", "gts"}, {"_fraction", "fraction"}};
+      {"gbps", "gbps"}, {"tflops", "tflops"}, {"_us", "us"}, {"_bytes", "bytes"}, {"_s", "s"}, {"_gts", "gts"}, {"_fraction", "fraction"}};
   for (const auto& [suffix, unit] : kSuffixes) {
     std::string s = suffix;
     if (leaf.size() >= s.size() && leaf.compare(leaf.size() - s.size(), s.size(), s) == 0) return unit;
@@ -275,6 +278,12 @@ TEST(Vocabulary, EveryEnumTableEqualsItsSchemaEnum) {
       {"/$defs/virt_gpu/properties/p2p_clique", table_names<P2pClique>()},
       {"/$defs/virtualization/properties/confidence", table_names<Confidence>()},
       {"/$defs/virtualization/properties/container_confidence", table_names<Confidence>()},
+      {"/$defs/compute_dtype", table_names<ComputeDtype>()},
+      {"/$defs/gemm_point/properties/bound", table_names<RooflineBound>()},
+      {"/$defs/compute/properties/plan", table_names<ComputePlan>()},
+      {"/$defs/compute_engine/properties/engine", table_names<ComputeEngineKind>()},
+      {"/$defs/compute_engine/properties/status", table_names<EngineStatus>()},
+      {"/$defs/compute_timing/properties/stop_reason", table_names<StopReason>()},
   };
   for (const auto& check : checks) EXPECT_EQ(check.names, schema_enum(check.pointer)) << check.pointer;
 }
@@ -344,7 +353,7 @@ TEST(ReadmeExamples, FindingTableMatchesTheSchema) {
 // Every id the rules can write is in the schema's list (the rules spell ids as literals).
 TEST(ReadmeExamples, EveryFindingIdOfTheRulesIsInTheSchema) {
   std::set<std::string> in_rules;
-  const std::regex id(R"re("((probe|libraries|topology|virt|bandwidth|collective|gpu)\.[a-z0-9_]+)")re");
+  const std::regex id(R"re("((probe|libraries|topology|virt|bandwidth|collective|compute|gpu)\.[a-z0-9_]+)")re");
   for (const auto& e : fs::directory_iterator(fs::path(INTERPROBE_SOURCE_DIR) / "report/analysis")) {
     std::string text = read_text(e.path());
     for (std::sregex_iterator it(text.begin(), text.end(), id), end; it != end; ++it) in_rules.insert((*it)[1]);

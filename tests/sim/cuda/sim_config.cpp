@@ -73,6 +73,20 @@ NvmlSpec read_nvml(const json& j) {
   return n;
 }
 
+CublasLtSpec read_cublaslt(const json& j) {
+  CublasLtSpec c;
+  c.version = j.value("version", c.version);
+  c.bf16_tflops = j.value("bf16_tflops", c.bf16_tflops);
+  c.f16_tflops = j.value("f16_tflops", c.f16_tflops);
+  c.fp8_tflops = j.value("fp8_tflops", c.fp8_tflops);
+  c.latency_us = j.value("latency_us", c.latency_us);
+  c.algos = j.value("algos", c.algos);
+  if (!(c.bf16_tflops > 0) || !(c.f16_tflops > 0) || !(c.fp8_tflops > 0) || c.latency_us < 0)
+    throw std::runtime_error("cublaslt: *_tflops must be > 0 and latency_us >= 0");
+  if (c.algos < 1 || c.algos > 2) throw std::runtime_error("cublaslt.algos: 1 or 2");
+  return c;
+}
+
 }  // namespace
 
 SimConfig default_config() {
@@ -106,7 +120,11 @@ SimConfig parse_config(const std::string& json_text, const std::string& origin) 
     c.faults.hang_peer_copies = faults.value("hang_peer_copies", false);
     c.faults.oom = faults.value("oom", false);
     c.faults.ecc_error = faults.value("ecc_error", false);
+    c.faults.corrupt_matmul = faults.value("corrupt_matmul", false);
+    c.kernel_us = j.value("kernel_us", c.kernel_us);
+    if (!(c.kernel_us > 0)) throw std::runtime_error("kernel_us: must be > 0");
     c.nvml = read_nvml(j.value("nvml", json::object()));
+    c.cublaslt = read_cublaslt(j.value("cublaslt", json::object()));
     return c;
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("simulated CUDA description {}: {}", origin, e.what()));

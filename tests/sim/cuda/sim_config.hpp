@@ -1,6 +1,7 @@
 #pragma once
 // The machine the simulated libcuda pretends to be, read from a JSON description
 // (INTERPROBE_SIM_CONFIG=file.json; tests/sim/devices/*.json; format in tests/sim/README.md).
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,17 @@ struct Faults {
   bool hang_peer_copies = false;     // direct peer copies never complete
   bool oom = false;                  // every cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY
   bool ecc_error = false;            // after the first copy, waits report CUDA_ERROR_ECC_UNCORRECTABLE
+  bool corrupt_matmul = false;       // libcublasLt: every output of cublasLtMatmul is off by K/4
+};
+
+// What the simulated libcublasLt.so adds (the description's "cublaslt" object). A matmul of
+// M x N x K takes latency_us + max(2MNK / tflops, bytes of A, B, C and D / links.device.gbps) on
+// the stream's device clock.
+struct CublasLtSpec {
+  std::size_t version = 120805;  // cublasLtGetVersion: 12.8.5
+  double bf16_tflops = 100, f16_tflops = 100, fp8_tflops = 200;
+  double latency_us = 4;
+  int algos = 2;                 // how many algorithms the heuristic offers (1 or 2)
 };
 
 // What the simulated libnvidia-ml.so.1 adds to the devices (the description's "nvml" object).
@@ -53,8 +65,10 @@ struct SimConfig {
   LinkModel device{1000, 2}; // device-local copies, fills, checks
   LinkModel peer{50, 2};     // direct peer copies (peer access on)
   LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
+  double kernel_us = 2.5;    // an empty kernel (launch floor kernels) on the device clock
   Faults faults;
   NvmlSpec nvml;
+  CublasLtSpec cublaslt;
 };
 
 // The documented default (two GPUs with working P2P) when no description is given.

@@ -337,8 +337,10 @@ SIM_API cu::Result cuLaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsi
                                   unsigned bz, unsigned, cu::Stream h, void** params, void**) {
   Context* ctx = current_context();
   if (!ctx) return cu::kErrorInvalidContext;
-  if (!f || !params || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return cu::kErrorInvalidValue;
-  return run_kernel(reinterpret_cast<SimFunction*>(f)->kernel, params, stream_of(h), ctx->device);
+  if (!f || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return cu::kErrorInvalidValue;
+  Kernel k = reinterpret_cast<SimFunction*>(f)->kernel;
+  if (!params && parameter_count(k) > 0) return cu::kErrorInvalidValue;
+  return run_kernel(k, params, stream_of(h), ctx->device);
 }
 
 }  // extern "C"

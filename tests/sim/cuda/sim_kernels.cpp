@@ -39,13 +39,23 @@ bool kernel_by_name(const std::string& name, Kernel& out) {
   static const std::pair<const char*, Kernel> known[] = {{"interprobe_hold", Kernel::hold},
                                                          {"interprobe_copy", Kernel::copy},
                                                          {"interprobe_fill_pattern", Kernel::fill_pattern},
-                                                         {"interprobe_count_mismatches", Kernel::count_mismatches}};
+                                                         {"interprobe_count_mismatches", Kernel::count_mismatches},
+                                                         {"interprobe_stream_read", Kernel::stream_read},
+                                                         {"interprobe_empty", Kernel::empty}};
   for (auto [n, k] : known)
     if (name == n) {
       out = k;
       return true;
     }
   return false;
+}
+
+int parameter_count(Kernel k) {
+  switch (k) {
+    case Kernel::count_mismatches: return 4;
+    case Kernel::empty: return 0;
+    default: return 3;
+  }
 }
 
 namespace {
@@ -87,6 +97,17 @@ void copy(void** params, Stream* stream, int device) {
              r.peer && s.config.faults.hang_peer_copies);
 }
 
+// stream_read(const uint4* src, u64 bytes, u64* sink): reads device memory at the device link's
+// rate. The host touches one word per page only: the model, not this machine's memory, is timed.
+void stream_read(void** params, Stream* stream) {
+  auto* src = arg<const unsigned char*>(params, 0);
+  auto bytes = arg<std::uint64_t>(params, 1);
+  std::uint64_t sum = 0;
+  for (std::uint64_t i = 0; i < bytes; i += 4096) sum += src[i];
+  if (sum == 0x5a5a5a5a5a5a5a5aull) *arg<std::uint64_t*>(params, 2) = sum;  // as the kernel: never in practice
+  advance_clock(stream, state().config.device.seconds_for(bytes));
+}
+
 void execute(Kernel k, void** params, Stream* on, int device) {
   switch (k) {
     case Kernel::hold: hold(params, on); break;
@@ -100,6 +121,8 @@ void execute(Kernel k, void** params, Stream* on, int device) {
       __atomic_add_fetch(arg<unsigned long long*>(params, 3), bad, __ATOMIC_ACQ_REL);
       break;
     }
+    case Kernel::stream_read: stream_read(params, on); break;
+    case Kernel::empty: advance_clock(on, state().config.kernel_us * 1e-6); break;
   }
 }
 
@@ -112,7 +135,7 @@ int run_kernel(Kernel k, void** params, Stream* stream, int device) {
   }
   // Every parameter of these kernels is 8 bytes; the values are copied at launch, as the driver does.
   std::array<std::uint64_t, 4> values{};
-  int count = k == Kernel::count_mismatches ? 4 : 3;
+  int count = parameter_count(k);
   for (int i = 0; i < count; ++i) std::memcpy(&values[static_cast<std::size_t>(i)], params[i], sizeof(std::uint64_t));
   stream->enqueue([values, k, device](Stream& on) mutable {
     void* copied[4];

@@ -1,6 +1,6 @@
 #pragma once
-// Host implementations of the copy engine's kernels (probes/bandwidth/cuda_kernels.ptx), found by
-// their .entry names, and the PTX ISA check a real driver does when it JIT-compiles a module.
+// Host implementations of the copy engine's kernels (probes/bandwidth/cuda_kernels.ptx) and the
+// compute engine's (probes/compute/kernels/compute_kernels.ptx), found by their .entry names, and the PTX ISA check a real driver does when it JIT-compiles a module.
 #include <string>
 #include <vector>
 
@@ -8,7 +8,10 @@ namespace interprobe::sim {
 
 class Stream;
 
-enum class Kernel { hold, copy, fill_pattern, count_mismatches };
+enum class Kernel { hold, copy, fill_pattern, count_mismatches, stream_read, empty };
+
+// How many (8-byte) parameters a kernel takes.
+int parameter_count(Kernel k);
 
 struct SimModule {
   std::vector<std::string> entries;  // .entry names in the PTX text

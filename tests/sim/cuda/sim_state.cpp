@@ -39,6 +39,10 @@ Stream::~Stream() {
 }
 
 void Stream::enqueue(std::function<void(Stream&)> op) {
+  if (capture) {
+    capture->push_back(std::move(op));
+    return;
+  }
   {
     std::lock_guard lock(m_);
     queue_.push_back(std::move(op));
@@ -157,8 +161,12 @@ void timed_copy(Stream* stream, void* dst, const void* src, std::size_t bytes, c
   // A broken peer path: one byte in every 4 KiB page arrives flipped.
   if (corrupt)
     for (std::size_t i = 0; i < bytes; i += 4096) static_cast<unsigned char*>(dst)[i] ^= 0x5a;
+  advance_clock(stream, link.seconds_for(bytes));
+}
+
+void advance_clock(Stream* stream, double seconds) {
   if (!stream) return;
-  stream->clock_s += link.seconds_for(bytes);
+  stream->clock_s += seconds;
   sleep_until_s(stream->clock_s);
 }
 

@@ -50,6 +50,8 @@ class Stream {
   ~Stream();
   Context* context() const { return ctx_; }
   void enqueue(std::function<void(Stream&)> op);
+  // While set (cuStreamBeginCapture .. cuStreamEndCapture), enqueue records into it instead.
+  std::vector<std::function<void(Stream&)>>* capture = nullptr;
   void synchronize();
   bool idle();
   // Device clock (seconds, same base as now_s()); only the worker touches it.
@@ -99,6 +101,9 @@ Context*& current_context();
 // abandoned).
 void timed_copy(Stream* stream, void* dst, const void* src, std::size_t bytes, const LinkModel& link, bool corrupt,
                 bool hang);
+// A stream's operation that takes `seconds` of device time: the clock advances and the worker
+// sleeps it out where the host was faster (no-op without a stream).
+void advance_clock(Stream* stream, double seconds);
 // The link a copy between two locations uses, seen from the stream's device.
 struct CopyRoute {
   LinkModel link;

@@ -30,6 +30,10 @@ template <>
 struct Abi<CUdriverProcAddressQueryResult> {
   using type = int;
 };
+template <>
+struct Abi<CUstreamCaptureMode> {
+  using type = int;
+};
 template <class T>
 struct Abi<T*> {
   using type = typename Abi<T>::type*;
@@ -92,6 +96,14 @@ EXPECT_SAME_ABI(ModuleLoadDataFn, cuModuleLoadData);
 EXPECT_SAME_ABI(ModuleUnloadFn, cuModuleUnload);
 EXPECT_SAME_ABI(ModuleGetFunctionFn, cuModuleGetFunction);
 EXPECT_SAME_ABI(LaunchKernelFn, cuLaunchKernel);
+EXPECT_SAME_ABI(StreamBeginCaptureFn, cuStreamBeginCapture_v2);
+EXPECT_SAME_ABI(StreamEndCaptureFn, cuStreamEndCapture);
+EXPECT_SAME_ABI(GraphInstantiateWithFlagsFn, cuGraphInstantiateWithFlags);
+EXPECT_SAME_ABI(GraphLaunchFn, cuGraphLaunch);
+EXPECT_SAME_ABI(GraphExecDestroyFn, cuGraphExecDestroy);
+EXPECT_SAME_ABI(GraphDestroyFn, cuGraphDestroy);
+static_assert(std::is_same_v<CUgraph, cu::Graph> && std::is_same_v<CUgraphExec, cu::GraphExec>);
+static_assert(cu::kStreamCaptureModeThreadLocal == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 
 static_assert(std::is_same_v<CUdeviceptr, cu::DevicePtr>);
 static_assert(std::is_same_v<CUcontext, cu::Context> && std::is_same_v<CUstream, cu::Stream> &&

@@ -30,14 +30,18 @@ std::string matching_symbols(const std::string& args, const std::string& file, c
 // cudart's API (cudaMalloc, cudaGetDeviceCount ...) or the driver's (cuInit, cuMemAlloc_v2 ...).
 const std::regex kCudaRuntime(R"(\s(cuda[A-Z]\w*|__cuda\w*|cudart\w*)\s*$)");
 const std::regex kCudaDriver(R"(\s(cu[A-Z]\w*)\s*$)");
+// cuBLASLt (cublasLtMatmul ...): opened at run time by the compute engine, never linked.
+const std::regex kCublasLt(R"(\s(cublas\w*)\s*$)");
 
 TEST(NoCudart, TheGpuLibrariesNeedNeitherTheRuntimeNorALinkedDriver) {
-  for (const char* lib : {INTERPROBE_LIB_PROBES_GPU, INTERPROBE_LIB_PROBES_BANDWIDTH, INTERPROBE_LIB_PROBES_COLLECTIVE}) {
+  for (const char* lib : {INTERPROBE_LIB_PROBES_GPU, INTERPROBE_LIB_PROBES_BANDWIDTH, INTERPROBE_LIB_PROBES_COLLECTIVE,
+                          INTERPROBE_LIB_PROBES_COMPUTE}) {
     bool ran = false;
     auto undefined = matching_symbols("-u", lib, kCudaRuntime, ran);
     if (!ran) GTEST_SKIP() << "nm is not available";
     EXPECT_EQ(undefined, "") << lib;
     EXPECT_EQ(matching_symbols("-u", lib, kCudaDriver, ran), "") << lib;
+    EXPECT_EQ(matching_symbols("-u", lib, kCublasLt, ran), "") << lib;
   }
 }
 

@@ -1,0 +1,117 @@
+// `interprobe compute` through the real binary: exit codes, messages, a verified host sweep,
+// and the saved fixture report.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/model/json.hpp"
+#include "support/run_binary.hpp"
+
+using interprobe::testing::run_interprobe;
+namespace fs = std::filesystem;
+namespace report = interprobe::report;
+
+namespace {
+
+bool have_jsonschema() {
+  std::string python = INTERPROBE_PYTHON3;
+  return !python.empty() && std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) == 0;
+}
+
+void expect_schema_valid(const fs::path& file) {
+  if (!have_jsonschema()) return;
+  std::string cmd = std::string(INTERPROBE_PYTHON3) + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " +
+                    INTERPROBE_SOURCE_DIR + "/report/schema/report.schema.json " + file.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+}  // namespace
+
+TEST(ComputeCli, BadInputExitsTwoNamingTheOption) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  const Case cases[] = {
+      {{"compute", "--shapes", "4096"}, "--shapes"},
+      {{"compute", "--shapes", "4096x0"}, "--shapes"},
+      {{"compute", "--m", "1,0"}, "--m"},
+      {{"compute", "--m", "two"}, "--m"},
+      {{"compute", "--dtype", "f64"}, "--dtype"},
+      {{"compute", "--engine", "tpu"}, "--engine"},
+      {{"compute", "--target-cv", "0"}, "--target-cv"},
+      {{"compute", "--quick", "--full"}, "--full"},
+  };
+  for (const auto& c : cases) {
+    auto p = run_interprobe(c.args);
+    EXPECT_EQ(p.exit_code, 2) << c.args.back() << ": " << p.err;
+    EXPECT_NE(p.err.find(c.names), std::string::npos) << p.err;
+  }
+}
+
+TEST(ComputeCli, CudaEngineExitsFourWithTheReason) {
+  auto p = run_interprobe({"compute", "--engine", "cuda", "--json"});
+  EXPECT_EQ(p.exit_code, 4) << p.err;
+  EXPECT_NE((p.out + p.err).find("cuda compute engine"), std::string::npos) << p.out << p.err;
+}
+
+TEST(ComputeCli, HostSweepIsVerifiedAndValidates) {
+  char tmpl[] = "/tmp/interprobe-compute-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  auto file = dir / "compute.json";
+  auto p = run_interprobe({"compute", "--engine", "host", "--shapes", "512x256", "--m", "1,16", "--dtype", "f32",
+                           "--peak-size", "256", "--threads", "1", "-o", file.string()});
+  if (p.exit_code == 4 && p.err.find("without OpenBLAS") != std::string::npos) GTEST_SKIP() << p.err;
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  report::Report r = report::read_report_file(file);
+  ASSERT_TRUE(r.compute);
+  EXPECT_EQ(r.compute->plan, report::ComputePlan::custom);
+  ASSERT_EQ(r.compute->engines.size(), 1u);
+  const auto& e = r.compute->engines[0];
+  EXPECT_EQ(e.status, report::EngineStatus::ok);
+  EXPECT_EQ(e.threads, 1);
+  ASSERT_EQ(e.points.size(), 2u);
+  for (const auto& pt : e.points) {
+    ASSERT_TRUE(pt.check);
+    EXPECT_TRUE(pt.check->passed);
+    EXPECT_GT(pt.tflops, 0);
+    EXPECT_EQ(pt.shape, "512x256");
+  }
+  ASSERT_EQ(e.peaks.size(), 1u);
+  EXPECT_FALSE(e.peaks[0].published_tflops);  // no published peak for a host CPU: null, labelled
+  EXPECT_TRUE(e.peaks[0].published_basis);
+  EXPECT_FALSE(e.launch_floor_us);
+  EXPECT_TRUE(e.launch_floor_reason);
+  expect_schema_valid(file);
+  auto shown = run_interprobe({"report", file.string()});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("Compute: host engine"), std::string::npos) << shown.out;
+  fs::remove_all(dir);
+}
+
+TEST(ComputeCli, RunRecordsComputeUnsupportedWhenReplayingATree) {
+  auto p = run_interprobe({"run", "--root", std::string(INTERPROBE_FIXTURES) + "/minimal-kvm-guest", "--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  report::Report r = report::parse_report_text(p.out, "run");
+  const auto* probe = r.probe("compute");
+  ASSERT_TRUE(probe);
+  EXPECT_EQ(probe->status, report::ProbeStatus::unsupported);
+  EXPECT_FALSE(r.compute);
+}
+
+TEST(ComputeFixture, SavedHostReportReadsRendersAndValidates) {
+  fs::path file = fs::path(INTERPROBE_FIXTURES) / "reports/compute-host-quick.json";
+  report::Report r = report::read_report_file(file);
+  ASSERT_TRUE(r.compute);
+  const auto& e = r.compute->engines.at(0);
+  EXPECT_FALSE(e.points.empty());
+  for (const auto& p : e.points) EXPECT_TRUE(p.check && p.check->passed);
+  expect_schema_valid(file);
+  auto shown = run_interprobe({"report", file.string()});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("bound"), std::string::npos);
+}

@@ -1,0 +1,168 @@
+// The cuda compute engine in this process against the simulated libcuda and libcublasLt.so
+// (tests/sim): dtype detection by the heuristic, the algorithm recorded, results checked against
+// the double reference (and a corrupt result caught), events timing the simulator's model, the
+// stream read and the launch floor. ctest runs each TEST in its own process: one description each.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "common/dynlib.hpp"
+#include "common/errors.hpp"
+#include "probes/compute/cuda_compute_engine.hpp"
+#include "probes/compute/cuda_gemm_plan.hpp"
+#include "probes/compute/pattern.hpp"
+#include "sim_fixture.hpp"
+
+namespace {
+
+using namespace interprobe;
+using report::ComputeDtype;
+
+std::unique_ptr<ComputeEngine> engine_on(const std::string& description_file, const std::string& extra_faults = "") {
+  std::string text = interprobe::testing::read_text(interprobe::testing::sim_device_file(description_file));
+  if (!extra_faults.empty()) {
+    auto at = text.rfind('}');
+    text = text.substr(0, at) + ", \"faults\": {" + extra_faults + "}}";
+  }
+  interprobe::testing::sim_load(text);
+  set_library_override(VendorLibrary::cuda_driver, INTERPROBE_SIM_CUDA);
+  set_library_override(VendorLibrary::cublaslt, INTERPROBE_SIM_CUBLASLT);
+  return make_cuda_compute_engine();
+}
+
+bool any_note_has(const ComputeEngine& e, const std::string& text) {
+  auto notes = e.notes();
+  return std::any_of(notes.begin(), notes.end(), [&](const auto& n) { return n.find(text) != std::string::npos; });
+}
+
+TEST(CudaComputeSimulated, Fp8IsAbsentOnAnA100) {
+  auto engine = engine_on("a100-pcie-2x-p2p-corrupt.json");
+  auto fp8 = engine->supports(ComputeDtype::fp8_e4m3);
+  EXPECT_FALSE(fp8.supported);
+  ASSERT_TRUE(fp8.reason);
+  EXPECT_NE(fp8.reason->find("compute capability 8.0"), std::string::npos) << *fp8.reason;
+  EXPECT_NE(fp8.reason->find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos) << *fp8.reason;
+  EXPECT_TRUE(engine->supports(ComputeDtype::bf16).supported);
+  EXPECT_TRUE(engine->supports(ComputeDtype::f16).supported);
+  EXPECT_FALSE(engine->supports(ComputeDtype::f32).supported);
+  auto info = engine->describe();
+  EXPECT_EQ(info.library, "cuBLASLt");
+  EXPECT_EQ(info.library_version, "12.2.1");  // the description's cublaslt.version
+  EXPECT_EQ(info.simulated, "interprobe-sim 1");
+}
+
+TEST(CudaComputeSimulated, Fp8IsPresentOnAnH100AndEveryDtypeChecksOut) {
+  auto engine = engine_on("h100-sxm-8x-nvswitch.json");
+  for (auto dtype : {ComputeDtype::bf16, ComputeDtype::f16, ComputeDtype::fp8_e4m3}) {
+    ASSERT_TRUE(engine->supports(dtype).supported) << report::to_string(dtype);
+    GemmShape shape{4, 64, 128};
+    engine->prepare(shape, dtype);
+    EXPECT_GT(engine->gemm_s(3), 0);
+    auto check = check_gemm(*engine, shape, dtype);
+    EXPECT_TRUE(check.passed) << report::to_string(dtype) << " max error " << check.max_relative_error;
+    EXPECT_GT(check.elements_checked, 0);
+  }
+  // The heuristic's choice is kept per GEMM.
+  EXPECT_TRUE(any_note_has(*engine, "fp8_e4m3 M=4 N=64 K=128: cuBLASLt algo 66")) << ::testing::PrintToString(engine->notes());
+  EXPECT_TRUE(any_note_has(*engine, "first of 2 offered"));
+  EXPECT_TRUE(any_note_has(*engine, "workspace 32 MiB"));  // compute capability 9.0, as PyTorch
+}
+
+TEST(CudaComputeSimulated, AGemmThatDidNotRunFailsTheCheck) {
+  auto engine = engine_on("h100-sxm-8x-nvswitch.json");
+  GemmShape shape{2, 32, 64};
+  engine->prepare(shape, ComputeDtype::bf16);
+  // No GEMM ran: Y still holds the NaN prepare() left.
+  EXPECT_FALSE(check_gemm(*engine, shape, ComputeDtype::bf16).passed);
+}
+
+TEST(CudaComputeSimulated, ACorruptResultFailsTheCheck) {
+  auto engine = engine_on("h100-sxm-8x-nvswitch.json", "\"corrupt_matmul\": true");
+  GemmShape shape{8, 64, 256};
+  engine->prepare(shape, ComputeDtype::bf16);
+  engine->gemm_s(1);
+  auto check = check_gemm(*engine, shape, ComputeDtype::bf16);
+  EXPECT_FALSE(check.passed);
+  EXPECT_GT(check.max_relative_error, check.tolerance);
+}
+
+TEST(CudaComputeSimulated, EventsTimeTheModelOfTheDescription) {
+  auto engine = engine_on("h100-sxm-8x-nvswitch.json");
+  // latency 5 us + max(2MNK / 989 TFLOP/s, bytes / 1500 GB/s): memory-bound at M = 1.
+  GemmShape shape{1, 256, 512};
+  engine->prepare(shape, ComputeDtype::bf16);
+  double bytes = 2.0 * 512 * (1 + 256) + 4.0 * 256;
+  double expected = 5e-6 + bytes / 1500e9;
+  EXPECT_NEAR(engine->gemm_s(200) / 200, expected, expected * 0.02);
+  // The stream read: 2 us + bytes / 1500 GB/s per pass.
+  ASSERT_EQ(engine->stream_variants().size(), 1u);
+  engine->prepare_stream(0, 16u << 20);
+  double pass = 2e-6 + static_cast<double>(16u << 20) / 1500e9;
+  EXPECT_NEAR(engine->stream_read_s(4) / 4, pass, pass * 0.02);
+}
+
+TEST(CudaComputeSimulated, TheLaunchFloorHasAChainAndAGraph) {
+  auto engine = engine_on("h100-sxm-8x-nvswitch.json");
+  ASSERT_FALSE(engine->launch_floor_unsupported());
+  // kernel_us of the simulator; no hold kernel here (the chain measures the launches), so the
+  // worker's wake-up at the start counts too.
+  EXPECT_NEAR(engine->empty_launches_s(400) / 400, 2.5e-6, 0.4e-6);
+  EXPECT_TRUE(any_note_has(*engine, "empty kernels in a CUDA graph: ")) << ::testing::PrintToString(engine->notes());
+  EXPECT_FALSE(any_note_has(*engine, "not measured")) << ::testing::PrintToString(engine->notes());
+}
+
+TEST(CudaComputeSimulated, WithoutCublasLtTheEngineIsUnsupportedWithTheReason) {
+  interprobe::testing::sim_load("{\"devices\": [{}]}");
+  set_library_override(VendorLibrary::cuda_driver, INTERPROBE_SIM_CUDA);
+  set_library_override(VendorLibrary::cublaslt, "/nonexistent/libcublasLt.so.12");
+  try {
+    make_cuda_compute_engine();
+    ADD_FAILURE() << "an engine without cuBLASLt";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuBLASLt"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaComputeSimulated, WithoutADriverTheEngineIsUnsupported) {
+  set_library_override(VendorLibrary::cuda_driver, "/nonexistent/libcuda.so.1");
+  EXPECT_THROW(make_cuda_compute_engine(), UnsupportedError);
+}
+
+TEST(CudaCompute, WorkspaceAndPublishedPeaksFollowTheirSources) {
+  EXPECT_EQ(pytorch_workspace_bytes(9, 0), 32u << 20);
+  EXPECT_EQ(pytorch_workspace_bytes(8, 0), (8u << 20) + (128u << 10));
+  EXPECT_EQ(pytorch_workspace_bytes(10, 0), (8u << 20) + (128u << 10));  // PyTorch: Hopper only
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA H100 80GB HBM3", ComputeDtype::bf16).first.value_or(0), 989.4);
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA H100 PCIe", ComputeDtype::fp8_e4m3).first.value_or(0), 1513);
+  EXPECT_FALSE(published_gpu_peak("NVIDIA A100 80GB PCIe", ComputeDtype::fp8_e4m3).first);
+  EXPECT_FALSE(published_gpu_peak("Simulated GPU", ComputeDtype::bf16).first);
+  // Longer names first: an L40 is not an L4.
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA L40", ComputeDtype::bf16).first.value_or(0), 181.05);
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA L4", ComputeDtype::bf16).first.value_or(0), 121);
+}
+
+}  // namespace
+
+namespace {
+
+using interprobe::report::ComputeDtype;
+
+std::vector<unsigned> encoded(ComputeDtype dtype, const std::vector<float>& values) {
+  auto bytes = interprobe::cublaslt::encode(dtype, values);
+  std::vector<unsigned> out;
+  int eb = interprobe::cublaslt::element_bytes_of(dtype);
+  for (std::size_t i = 0; i < bytes.size(); i += static_cast<std::size_t>(eb))
+    out.push_back(eb == 1 ? bytes[i] : static_cast<unsigned>(bytes[i] | (bytes[i + 1] << 8)));
+  return out;
+}
+
+TEST(CudaComputeElements, EncodingsAreTheIeeeAndOcpOnes) {
+  EXPECT_EQ(encoded(ComputeDtype::bf16, {1.0f, -0.75f, 0.25f}), (std::vector<unsigned>{0x3f80, 0xbf40, 0x3e80}));
+  EXPECT_EQ(encoded(ComputeDtype::f16, {1.0f, -0.75f, 0.25f, 65504.0f, 1e-7f}),
+            (std::vector<unsigned>{0x3c00, 0xba00, 0x3400, 0x7bff, 0x0002}));
+  // OCP E4M3: bias 7, largest finite 448 (0x7e), no infinity: larger values saturate.
+  EXPECT_EQ(encoded(ComputeDtype::fp8_e4m3, {1.0f, -0.75f, 0.25f, 448.0f, 1000.0f, 0.001953125f, 0.0f}),
+            (std::vector<unsigned>{0x38, 0xb4, 0x28, 0x7e, 0x7e, 0x01, 0x00}));
+}
+
+}  // namespace
