@@ -106,6 +106,10 @@ SimConfig parse_config(const std::string& json_text, const std::string& origin) 
     c.faults.hang_peer_copies = faults.value("hang_peer_copies", false);
     c.faults.oom = faults.value("oom", false);
     c.faults.ecc_error = faults.value("ecc_error", false);
+    json driver = j.value("driver", json::object());
+    c.driver.pageable_copy_lag_ms = driver.value("pageable_copy_lag_ms", 0.0);
+    c.driver.synchronous_staged_peer_copies = driver.value("synchronous_staged_peer_copies", false);
+    if (!(c.driver.pageable_copy_lag_ms >= 0)) throw std::runtime_error("driver.pageable_copy_lag_ms: must be >= 0");
     c.nvml = read_nvml(j.value("nvml", json::object()));
     return c;
   } catch (const std::exception& e) {

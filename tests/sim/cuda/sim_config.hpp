@@ -29,6 +29,17 @@ struct Faults {
   bool ecc_error = false;            // after the first copy, waits report CUDA_ERROR_ECC_UNCORRECTABLE
 };
 
+// How the driver orders work that real drivers are allowed to reorder (the description's "driver"
+// object); both off by default.
+struct DriverBehavior {
+  // cuMemcpyHtoD from pageable memory returns once the bytes are staged; they land this much later,
+  // ordered only with the legacy stream (a non-blocking stream does not wait for them).
+  double pageable_copy_lag_ms = 0;
+  // cuMemcpyPeerAsync without peer access stages synchronously: the call returns only when the
+  // copy is done, so it waits for everything queued before it on the stream.
+  bool synchronous_staged_peer_copies = false;
+};
+
 // What the simulated libnvidia-ml.so.1 adds to the devices (the description's "nvml" object).
 struct NvmlSpec {
   std::string driver_version = "550.54.15";  // nvmlSystemGetDriverVersion
@@ -54,6 +65,7 @@ struct SimConfig {
   LinkModel peer{50, 2};     // direct peer copies (peer access on)
   LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
   Faults faults;
+  DriverBehavior driver;
   NvmlSpec nvml;
 };
 
