@@ -26,10 +26,10 @@ INTERPROBE_JSON(CpuPackage, id, cpus, model, numa_nodes)
 INTERPROBE_JSON(CpuTopology, logical_cpus, cores, packages, packages_source, numa_nodes)
 INTERPROBE_JSON(NvLinkInfo, link, active, version, remote_bdf, remote_kind)
 INTERPROBE_JSON(NearNic, bdf, kind, pcie_path)
-INTERPROBE_JSON(Gpu, index, bdf, name, uuid, memory_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
+INTERPROBE_JSON(Gpu, index, bdf, name, uuid, compute_capability, memory_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
                 nearest_nics)
 INTERPROBE_JSON(P2pStatus, read, write, atomics, nvlink)
-INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlink_count, path, bottleneck_gbps, p2p)
+INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlink_count, path, bottleneck_gbps, pcie_bottleneck_gbps, p2p)
 INTERPROBE_JSON(TopologySection, source, gpu_index_order, nvml_source, nvml_reason, pci_devices, cpu, gpus, gpu_pairs,
                 warnings)
 

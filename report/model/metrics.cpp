@@ -65,6 +65,7 @@ void add_topology(const TopologySection& s, MetricTable& t) {
                   {"path", p.path}};
     std::string at = fmt::format("topology/gpu_pairs/{}-{}", p.a_index, p.b_index);
     t.add_optional(at + "/bottleneck_gbps", p.bottleneck_gbps, "gbps", Better::higher, labels);
+    t.add_optional(at + "/pcie_bottleneck_gbps", p.pcie_bottleneck_gbps, "gbps", Better::higher, labels);
     t.add(at + "/nvlink_count", static_cast<double>(p.nvlink_count), "count", Better::higher, labels);
   }
   for (const auto& n : s.cpu.numa_nodes)
