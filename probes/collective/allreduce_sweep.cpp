@@ -211,8 +211,11 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
         }
       }
       if (!in_place) wrong = check();
+      std::vector<double> mean_us = sample_us;
+      backend.group().mean_over_processes(mean_us);
       backend.group().max_over_processes(sample_us);
       const SampleStats stats = summarize(sample_us);
+      const double mean_median_us = summarize(mean_us).median;
 
       report::AllreducePoint p;
       p.bytes = static_cast<std::int64_t>(bytes);
@@ -226,6 +229,8 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
       p.max_us = stats.max;
       p.algbw_gbps = stats.median > 0 ? static_cast<double>(bytes) / (stats.median * 1e3) : 0;
       p.busbw_gbps = p.algbw_gbps * busbw_factor(ranks);
+      p.rank_mean_time_us = mean_median_us;
+      p.rank_mean_busbw_gbps = mean_median_us > 0 ? static_cast<double>(bytes) / (mean_median_us * 1e3) * busbw_factor(ranks) : 0;
       p.wrong_elements = static_cast<std::int64_t>(wrong);
       out.points.push_back(p);
       out.summary = summarize_sweep(out.points);

@@ -59,7 +59,7 @@ INTERPROBE_JSON(BandwidthSection, plan, target_cv_fraction, passes, thp_mode, en
 
 // --- collective
 INTERPROBE_JSON(AllreducePoint, bytes, elements_per_rank, dtype, in_place, iterations, samples, time_us, min_us, max_us,
-                algbw_gbps, busbw_gbps, wrong_elements)
+                algbw_gbps, busbw_gbps, rank_mean_time_us, rank_mean_busbw_gbps, wrong_elements)
 INTERPROBE_JSON(AllreduceSummary, latency_bytes, latency_us, peak_busbw_gbps, plateau_busbw_gbps, plateau_from_bytes,
                 half_plateau_bytes, wrong_elements_total)
 INTERPROBE_JSON(CollectiveTransport, transport, connections)

@@ -121,11 +121,17 @@ void add_compute_capability(json& gpu) {
   if (!gpu.contains("compute_capability")) gpu["compute_capability"] = nullptr;
 }
 
+void add_rank_mean(json& point) {
+  for (const char* key : {"rank_mean_time_us", "rank_mean_busbw_gbps"})
+    if (!point.contains(key)) point[key] = nullptr;
+}
+
 }  // namespace
 
 void upgrade_from_2_0(json& report) {
   for_each_at(report, "topology.gpu_pairs[]", split_pair_bottleneck);
   for_each_at(report, "topology.gpus[]", add_compute_capability);
+  for_each_at(report, "collective.allreduce[].points[]", add_rank_mean);
   report["schema_version"] = kSchemaVersion;
 }
 
