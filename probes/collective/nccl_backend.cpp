@@ -167,15 +167,30 @@ class NcclBackend final : public CollectiveBackend {
       l.send = cuda::DeviceMemory(l.device, bytes);
       l.recv = cuda::DeviceMemory(l.device, bytes);
     }
+    staging_pin_ = cuda::PinnedRegistration();
+    staging_.assign(bytes, std::byte{0});
+    staging_pin_ = cuda::PinnedRegistration(staging_.data(), staging_.size());
     allocated_ = bytes;
   }
+  // Inputs go from pinned memory on the stream the all-reduce runs on, and that stream is
+  // drained before anything is timed (as nccl-tests fills its buffers): a pageable cuMemcpyHtoD
+  // returns once its bytes are staged and is ordered only with the legacy stream, which this
+  // non-blocking stream does not wait for, so an all-reduce could start on stale input.
   void write(BufferRole role, int local, const std::byte* host, std::size_t bytes) override {
     auto& l = at(local, bytes);
-    cuda::copy_to_device(l.device, (role == BufferRole::send ? l.send : l.recv).get(), host, bytes);
+    std::memcpy(staging_.data(), host, bytes);
+    cuda::DeviceGuard guard(l.device);
+    cuda::copy_async((role == BufferRole::send ? l.send : l.recv).get(), l.device, staging_.data(), -1, bytes, l.stream->get());
+    l.stream->synchronize();
   }
   void read(BufferRole role, int local, std::byte* host, std::size_t bytes) override {
     auto& l = at(local, bytes);
-    cuda::copy_to_host(l.device, host, (role == BufferRole::send ? l.send : l.recv).get(), bytes);
+    {
+      cuda::DeviceGuard guard(l.device);
+      cuda::copy_async(staging_.data(), -1, (role == BufferRole::send ? l.send : l.recv).get(), l.device, bytes, l.stream->get());
+      l.stream->synchronize();
+    }
+    std::memcpy(host, staging_.data(), bytes);
   }
   void allreduce(std::size_t count, Dtype dtype, bool in_place) override {
     if (aborted_) throw std::logic_error("NCCL communicator was aborted");
@@ -238,6 +253,8 @@ class NcclBackend final : public CollectiveBackend {
   int ranks_ = 0;
   int first_rank_ = 0;
   std::vector<LocalRank> locals_;
+  std::vector<std::byte> staging_;         // host side of every write and read, page-locked
+  cuda::PinnedRegistration staging_pin_;   // declared after staging_: unregistered before it is freed
   std::size_t allocated_ = 0;
   bool aborted_ = false;
 };

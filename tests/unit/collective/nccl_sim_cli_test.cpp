@@ -80,6 +80,20 @@ TEST(NcclSimulated, AHungAllReduceIsAbortedByTheWatchdog) {
   EXPECT_NE(s.reason.value_or("").find("ncclCommAbort"), std::string::npos);
 }
 
+// A pageable cuMemcpyHtoD returns once staged and lands later on the legacy stream, which the
+// all-reduce's non-blocking stream does not wait for: inputs must go on the all-reduce's own stream.
+TEST(NcclSimulated, InputsLandBeforeTheAllReduceReadsThem) {
+  auto p = run_allreduce(write_description(R"({"devices": [{}, {}], "driver": {"pageable_copy_lag_ms": 100}})"), {});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 1u);
+  const auto& s = r.collective->allreduce[0];
+  ASSERT_EQ(s.points.size(), 4u);
+  for (const auto& pt : s.points) EXPECT_EQ(pt.wrong_elements, 0) << pt.bytes << (pt.in_place ? " in place" : " out of place");
+  EXPECT_EQ(s.summary.wrong_elements_total, 0);
+}
+
 TEST(NcclSimulated, ADriverOlderThanCuda12_0IsUnsupported) {
   auto p = run_allreduce(write_description(R"({"driver_version": 11080, "devices": [{}, {}]})"), {});
   EXPECT_EQ(p.exit_code, 4) << p.err;
