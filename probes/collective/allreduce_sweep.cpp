@@ -136,6 +136,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
   // number of calls. The warm-up of a size spends at most a quarter of the budget.
   std::vector<double> warm_us(counts.size(), 0.0);
   say(fmt::format("{} connecting", to_string(dtype)));
+  backend.log_choices(true);  // the untimed connection and warm-up record what the library chose
   backend.allreduce(counts.front(), dtype, false);  // the first call sets up connections: not a size's time
   backend.synchronize(deadline_for_size(), counts.front() * width);
   for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -157,6 +158,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
     warm_us[i] = more > 0 ? clock.elapsed_us() / more : first_us[0];
   }
   backend.group().max_over_processes(warm_us);
+  backend.log_choices(false);
   std::vector<std::byte> staging(max_bytes), expected(max_bytes);
   std::uint32_t salt = 1;
   for (std::size_t i = 0; i < counts.size(); ++i) {
