@@ -7,6 +7,8 @@
 #include "cli/option_checks.hpp"
 #include "cli/session.hpp"
 #include "probes/compute/compute_probe.hpp"
+#include "report/analysis/workload/decode_step.hpp"
+#include "report/analysis/workload/model_config.hpp"
 #include "common/errors.hpp"
 #include "common/text.hpp"
 
@@ -17,7 +19,8 @@ namespace {
 struct ComputeOptions {
   std::string engine = "all";
   bool quick = false, full = false;
-  std::optional<std::string> shapes, m, dtype;
+  std::optional<std::string> shapes, m, dtype, model;
+  std::optional<std::int64_t> tp;
   std::optional<unsigned> threads;
   std::optional<std::int64_t> peak_size;
   std::optional<double> target_cv, budget_s;
@@ -54,6 +57,18 @@ std::vector<ComputeShape> parse_shapes(const std::string& text) {
   return out;
 }
 
+// The distinct weight shapes of one rank of a model at tensor parallelism tp, named by the layer
+// they come from ("mlp.gate_up_proj_tp8"). The dtype stays the engine's: a host engine has f32
+// only, and the bottleneck ranking scales another dtype's measured time by the weight bytes.
+std::vector<ComputeShape> model_shapes(const std::string& config_path, std::int64_t tp) {
+  if (tp < 1) throw InputError(fmt::format("--tp {}: give the tensor-parallel size, 1 or more", tp));
+  auto model = workload::read_model_config(config_path);
+  std::vector<ComputeShape> out;
+  for (const auto& w : workload::weight_shapes(model, tp))
+    out.push_back(ComputeShape{fmt::format("{}_tp{}", w.name, tp), w.n, w.k});
+  return out;
+}
+
 ComputeRequest build_request(const ComputeOptions& o) {
   using report::ComputePlan;
   ComputeRequest r = compute_plan(o.full ? ComputePlan::full : ComputePlan::quick);
@@ -62,6 +77,11 @@ ComputeRequest build_request(const ComputeOptions& o) {
   else throw InputError(fmt::format("--engine '{}': unknown; use host, cuda or all", o.engine));
   if (o.shapes) {
     r.shapes = parse_shapes(*o.shapes);
+    r.plan = ComputePlan::custom;
+  }
+  if (o.tp && !o.model) throw InputError("--tp needs --model config.json (the model whose layers it divides)");
+  if (o.model) {
+    r.shapes = model_shapes(*o.model, o.tp.value_or(1));
     r.plan = ComputePlan::custom;
   }
   if (o.m) {
@@ -101,6 +121,10 @@ Command add_compute_command(CLI::App& app, GlobalOptions& options) {
   auto full = c.app->add_flag("--full", o->full, "Llama-3-8B layer shapes (qkv, o, gate_up, down), M = 1..8192");
   quick->excludes(full);
   c.app->add_option("--shapes", o->shapes, "Weight shapes NxK, comma-separated, e.g. 4096x4096,28672x4096");
+  auto model = c.app->add_option("--model", o->model,
+                                 "A Hugging Face config.json: sweep the weight shapes of its layers on one rank (with --tp)");
+  model->excludes(c.app->get_option("--shapes"));
+  c.app->add_option("--tp", o->tp, "Tensor-parallel size dividing --model's layers (default 1)");
   c.app->add_option("--m", o->m, "Token counts M, comma-separated (default 1,2,4..512; --full adds 1024..8192)");
   c.app->add_option("--dtype", o->dtype, "f32, bf16, f16, fp8_e4m3, comma-separated (default: every dtype the engine runs)");
   c.app->add_option("--threads", o->threads, "Host engine threads (default: every CPU this process may use)");

@@ -218,6 +218,7 @@ class BandwidthProbe final : public Probe {
       sweeps[at].reason = std::move(reason);
       sweeps[at].fit = fit_sweep(sweeps[at]);
       sweeps[at].buffers = engine.buffers();
+      for (auto& note : engine.timing_notes()) sweeps[at].notes.push_back(std::move(note));
       note_page_backing(sweeps[at]);
       engine.release();
     };

@@ -49,6 +49,9 @@ class CopyEngine {
   virtual std::vector<int> copy_cpus() const { return {}; }
   // Host buffers of the path and the pages backing them now; empty for engines that do not say.
   virtual std::vector<report::BandwidthBuffer> buffers() const { return {}; }
+  // How timing departed from the plan while the sweep ran (a fallback taken, and from which size);
+  // the sweep's notes carry them.
+  virtual std::vector<std::string> timing_notes() const { return {}; }
 };
 
 }  // namespace interprobe

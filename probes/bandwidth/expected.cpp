@@ -14,16 +14,6 @@ std::string link_label(const report::PciLink& l) {
   return speed + " " + width;
 }
 
-// NVLink per link and direction: 25 GB/s for NVLink 2-4 (V100, A100, H100), 50 for NVLink 5.
-double nvlink_gbps_per_link(const report::TopologySection& t, const std::string& bdf) {
-  for (const auto& g : t.gpus) {
-    if (g.bdf != bdf) continue;
-    for (const auto& l : g.nvlinks)
-      if (l.version && *l.version >= 5) return 50.0;
-  }
-  return 25.0;
-}
-
 }  // namespace
 
 std::optional<ExpectedRate> pcie_path_to_host(const report::TopologySection& t, const std::string& bdf) {
@@ -68,12 +58,14 @@ std::optional<ExpectedRate> expected_rate(const report::TopologySection& t, cons
     if (!((pair.a_bdf == *a && pair.b_bdf == *b) || (pair.a_bdf == *b && pair.b_bdf == *a))) continue;
     std::optional<ExpectedRate> r;
     if (pair.nvlink_count > 0) {
-      double per_link = nvlink_gbps_per_link(t, *a);
-      r = ExpectedRate{pair.nvlink_count * per_link,
-                       fmt::format("{} NVLinks x {:.0f} GB/s per direction", pair.nvlink_count, per_link)};
-    } else if (pair.bottleneck_gbps) {
-      r = ExpectedRate{*pair.bottleneck_gbps,
-                       fmt::format("slowest PCIe link on the {} path: {:.1f} GB/s raw", report::to_string(pair.pcie_path), *pair.bottleneck_gbps)};
+      // The topology gives the rate (NVML's link version read with the architecture); without
+      // it there is no honest expectation, and the PCIe figure is not the path's.
+      if (!pair.bottleneck_gbps) return std::nullopt;
+      r = ExpectedRate{*pair.bottleneck_gbps, fmt::format("{} NVLinks x {:.0f} GB/s per direction", pair.nvlink_count,
+                                                          *pair.bottleneck_gbps / static_cast<double>(pair.nvlink_count))};
+    } else if (pair.pcie_bottleneck_gbps) {
+      r = ExpectedRate{*pair.pcie_bottleneck_gbps, fmt::format("slowest PCIe link on the {} path: {:.1f} GB/s raw",
+                                                               report::to_string(pair.pcie_path), *pair.pcie_bottleneck_gbps)};
     }
     if (r && s.directions == 2) {
       r->gbps *= 2;

@@ -136,6 +136,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
   // number of calls. The warm-up of a size spends at most a quarter of the budget.
   std::vector<double> warm_us(counts.size(), 0.0);
   say(fmt::format("{} connecting", to_string(dtype)));
+  backend.log_choices(true);  // the untimed connection and warm-up record what the library chose
   backend.allreduce(counts.front(), dtype, false);  // the first call sets up connections: not a size's time
   backend.synchronize(deadline_for_size(), counts.front() * width);
   for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -157,6 +158,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
     warm_us[i] = more > 0 ? clock.elapsed_us() / more : first_us[0];
   }
   backend.group().max_over_processes(warm_us);
+  backend.log_choices(false);
   std::vector<std::byte> staging(max_bytes), expected(max_bytes);
   std::uint32_t salt = 1;
   for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -211,8 +213,11 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
         }
       }
       if (!in_place) wrong = check();
+      std::vector<double> mean_us = sample_us;
+      backend.group().mean_over_processes(mean_us);
       backend.group().max_over_processes(sample_us);
       const SampleStats stats = summarize(sample_us);
+      const double mean_median_us = summarize(mean_us).median;
 
       report::AllreducePoint p;
       p.bytes = static_cast<std::int64_t>(bytes);
@@ -226,6 +231,8 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
       p.max_us = stats.max;
       p.algbw_gbps = stats.median > 0 ? static_cast<double>(bytes) / (stats.median * 1e3) : 0;
       p.busbw_gbps = p.algbw_gbps * busbw_factor(ranks);
+      p.rank_mean_time_us = mean_median_us;
+      p.rank_mean_busbw_gbps = mean_median_us > 0 ? static_cast<double>(bytes) / (mean_median_us * 1e3) * busbw_factor(ranks) : 0;
       p.wrong_elements = static_cast<std::int64_t>(wrong);
       out.points.push_back(p);
       out.summary = summarize_sweep(out.points);

@@ -51,6 +51,11 @@ class CollectiveBackend {
   virtual void allreduce(std::size_t count, Dtype dtype, bool in_place) = 0;
   // Waits for every started all-reduce. Past `deadline` it aborts them and throws CollectiveHang.
   virtual void synchronize(Clock::time_point deadline, std::uint64_t bytes) = 0;
+  // The library's per-call log on (untimed passes, which record what it chose) or off (timed
+  // iterations: a log line per call is file I/O inside the time).
+  virtual void log_choices(bool on) { (void)on; }
+  // What the sweep's record should say about how this backend ran (logging, fallbacks).
+  virtual std::vector<std::string> notes() const { return {}; }
 
   // The check of results: elements of every local rank's recv buffer that differ from
   // `expected`, `count` elements (bitwise: the values are exact sums). Backends may override it to compare on

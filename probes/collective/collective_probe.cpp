@@ -131,6 +131,7 @@ class AllreduceProbe final : public Probe {
     s.warmup_iterations = request_.plan.warmup_iterations;
     s.timeout_s = nccl ? request_.plan.timeout_s : 0;
     if (nccl) s.environment = nccl_environment_in_force();
+    for (const auto& note : backend.notes()) s.notes.push_back(note);
     if (s.ranks == 1)
       s.notes.push_back(nccl ? "1 rank: NCCL copies the buffer on one GPU; busbw is 0 by definition (2(n-1)/n) and algbw is "
                                "that GPU's copy speed, not an interconnect"

@@ -48,6 +48,7 @@ int barrier() { return MPI_Barrier(MPI_COMM_WORLD); }
 int bcast_bytes(void* data, int bytes) { return MPI_Bcast(data, bytes, MPI_BYTE, 0, MPI_COMM_WORLD); }
 int bcast_u64(std::uint64_t* value) { return MPI_Bcast(value, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD); }
 int max_doubles(double* values, int count) { return MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); }
+int sum_doubles(double* values, int count) { return MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
 int sum_u64(std::uint64_t* value) { return MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD); }
 int sum_int(int* value) { return MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); }
 
@@ -95,7 +96,7 @@ void library_version(char* text, int capacity) {
 const interprobe_mpi_shim shim = {
     interprobe::collective::kMpiShimAbi, init_funneled, finalized, finalize, abort_world, world_rank_size,
     node_rank_size, barrier, bcast_bytes, bcast_u64, max_doubles, sum_u64, sum_int, create_sum16_ops,
-    free_sum16_ops, allreduce_sum, error_string, library_version};
+    free_sum16_ops, allreduce_sum, error_string, library_version, sum_doubles};
 
 }  // namespace
 

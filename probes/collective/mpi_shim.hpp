@@ -32,6 +32,7 @@ struct interprobe_mpi_shim {
   int (*allreduce_sum)(const void* send, void* recv, int count, int dtype);
   void (*error_string)(int code, char* text, int capacity);
   void (*library_version)(char* text, int capacity);  // MPI_Get_library_version
+  int (*sum_doubles)(double* values, int count);   // in place, over MPI_COMM_WORLD (ABI 2)
 };
 
 // The module's one exported symbol.
@@ -40,7 +41,7 @@ const interprobe_mpi_shim* interprobe_mpi_shim_v1(void);
 
 namespace interprobe::collective {
 
-inline constexpr int kMpiShimAbi = 1;
+inline constexpr int kMpiShimAbi = 2;
 inline constexpr const char* kMpiShimSymbol = "interprobe_mpi_shim_v1";
 inline constexpr const char* kMpiModuleFile = "interprobe-mpi.so";
 

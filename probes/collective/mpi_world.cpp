@@ -49,6 +49,10 @@ class MpiWorld final : public RankGroup {
   void max_over_processes(std::vector<double>& values) override {
     check(mpi_.max_doubles(values.data(), static_cast<int>(values.size())), "MPI_Allreduce(max)");
   }
+  void mean_over_processes(std::vector<double>& values) override {
+    check(mpi_.sum_doubles(values.data(), static_cast<int>(values.size())), "MPI_Allreduce(sum)");
+    for (double& v : values) v /= size_;
+  }
   std::uint64_t sum_over_processes(std::uint64_t value) override {
     check(mpi_.sum_u64(&value), "MPI_Allreduce(sum)");
     return value;

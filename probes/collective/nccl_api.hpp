@@ -36,5 +36,7 @@ using CommGetAsyncErrorFn = Result(Comm, Result*);
 using AllReduceFn = Result(const void*, void*, std::size_t, int, int, Comm, cu::Stream);
 using GroupStartFn = Result();
 using GroupEndFn = Result();
+// NCCL 2.24.3+: re-reads NCCL_DEBUG* from the environment (it is read once per process otherwise).
+using ResetDebugInitFn = void();
 
 }  // namespace interprobe::nccl

@@ -4,6 +4,7 @@
 #include "probes/collective/nccl_backend.hpp"
 
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -11,6 +12,7 @@
 
 #include "common/dynlib.hpp"
 #include "common/errors.hpp"
+#include "common/text.hpp"
 #include "probes/collective/nccl_api.hpp"
 #include "probes/gpu/cuda_device.hpp"
 #include "probes/gpu/cuda_driver.hpp"
@@ -32,6 +34,7 @@ struct NcclApi {
   nccl::AllReduceFn* all_reduce = nullptr;
   nccl::GroupStartFn* group_start = nullptr;
   nccl::GroupEndFn* group_end = nullptr;
+  nccl::ResetDebugInitFn* reset_debug_init = nullptr;  // optional: NCCL 2.24.3+
 
   void check(nccl::Result rc, const char* call) const {
     if (rc != nccl::kSuccess) throw VendorError(call, rc, error_string ? error_string(rc) : "NCCL error");
@@ -75,6 +78,7 @@ const NcclApi* load_nccl(std::string* why) {
   bind(loaded->all_reduce, "ncclAllReduce");
   bind(loaded->group_start, "ncclGroupStart");
   bind(loaded->group_end, "ncclGroupEnd");
+  loaded->reset_debug_init = lib.symbol<nccl::ResetDebugInitFn>("ncclResetDebugInit");
   if (!complete) {
     *why = failure;
     return nullptr;
@@ -111,6 +115,7 @@ class NcclBackend final : public CollectiveBackend {
     int version = 0;
     api_.check(api_.get_version(&version), "ncclGetVersion");
     version_ = version_text(version);
+    prepare_log();  // before the communicators: NCCL reads its log settings at its first line
     if (group.process_count() == 1) {
       ranks_ = device_count;
       locals_.resize(static_cast<std::size_t>(device_count));
@@ -167,15 +172,30 @@ class NcclBackend final : public CollectiveBackend {
       l.send = cuda::DeviceMemory(l.device, bytes);
       l.recv = cuda::DeviceMemory(l.device, bytes);
     }
+    staging_pin_ = cuda::PinnedRegistration();
+    staging_.assign(bytes, std::byte{0});
+    staging_pin_ = cuda::PinnedRegistration(staging_.data(), staging_.size());
     allocated_ = bytes;
   }
+  // Inputs go from pinned memory on the stream the all-reduce runs on, and that stream is
+  // drained before anything is timed (as nccl-tests fills its buffers): a pageable cuMemcpyHtoD
+  // returns once its bytes are staged and is ordered only with the legacy stream, which this
+  // non-blocking stream does not wait for, so an all-reduce could start on stale input.
   void write(BufferRole role, int local, const std::byte* host, std::size_t bytes) override {
     auto& l = at(local, bytes);
-    cuda::copy_to_device(l.device, (role == BufferRole::send ? l.send : l.recv).get(), host, bytes);
+    std::memcpy(staging_.data(), host, bytes);
+    cuda::DeviceGuard guard(l.device);
+    cuda::copy_async((role == BufferRole::send ? l.send : l.recv).get(), l.device, staging_.data(), -1, bytes, l.stream->get());
+    l.stream->synchronize();
   }
   void read(BufferRole role, int local, std::byte* host, std::size_t bytes) override {
     auto& l = at(local, bytes);
-    cuda::copy_to_host(l.device, host, (role == BufferRole::send ? l.send : l.recv).get(), bytes);
+    {
+      cuda::DeviceGuard guard(l.device);
+      cuda::copy_async(staging_.data(), -1, (role == BufferRole::send ? l.send : l.recv).get(), l.device, bytes, l.stream->get());
+      l.stream->synchronize();
+    }
+    std::memcpy(host, staging_.data(), bytes);
   }
   void allreduce(std::size_t count, Dtype dtype, bool in_place) override {
     if (aborted_) throw std::logic_error("NCCL communicator was aborted");
@@ -191,6 +211,17 @@ class NcclBackend final : public CollectiveBackend {
     }
     api_.check(api_.group_end(), "ncclGroupEnd");
   }
+
+  // NCCL reads NCCL_DEBUG* once; ncclResetDebugInit makes it read them again. Each switch gets a
+  // fresh file, since NCCL opens its file anew (truncating) when it re-reads.
+  void log_choices(bool on) override {
+    if (!log_switchable_ || on == logging_) return;
+    logging_ = on;
+    ::setenv("NCCL_DEBUG", on ? verbose_level_.c_str() : "WARN", 1);
+    ::setenv("NCCL_DEBUG_FILE", fmt::format("{}.{}.log", log_file_stem_, ++log_switches_).c_str(), 1);
+    api_.reset_debug_init();
+  }
+  std::vector<std::string> notes() const override { return notes_; }
 
   // The watchdog: polls every stream until done; past the deadline aborts the communicators,
   // which makes NCCL's kernels give up, and reports the hang.
@@ -221,6 +252,34 @@ class NcclBackend final : public CollectiveBackend {
   }
 
  private:
+  // Only the log interprobe set up (NcclLogCapture: INFO into its own directory) is switched.
+  void prepare_log() {
+    const char* file = std::getenv("NCCL_DEBUG_FILE");
+    const char* level = std::getenv("NCCL_DEBUG");
+    if (!file || !std::strstr(file, "/interprobe-nccl-") || !level) return;
+    if (api_.reset_debug_init) {
+      std::string stem = file;
+      if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".log") == 0) stem.resize(stem.size() - 4);
+      log_file_stem_ = stem;
+      verbose_level_ = level;
+      log_switchable_ = true;
+      notes_.push_back("NCCL's transports and algorithms are read from its log of the untimed connection and warm-up; "
+                       "the timed iterations ran with NCCL_DEBUG=WARN");
+      return;
+    }
+    // Without ncclResetDebugInit the log stays as first read: TUNING, one line per call, would
+    // write inside every timed iteration. Keep the once-only INIT lines (transports) alone.
+    const char* subsys = std::getenv("NCCL_DEBUG_SUBSYS");
+    if (!subsys) return;
+    std::string kept;
+    for (const auto& item : split(subsys, ','))
+      if (item != "TUNING") kept += (kept.empty() ? "" : ",") + item;
+    ::setenv("NCCL_DEBUG_SUBSYS", kept.c_str(), 1);
+    notes_.push_back(fmt::format("NCCL {} cannot turn its log off once started (ncclResetDebugInit is 2.24.3+): its per-call "
+                                 "TUNING lines were left off, so algorithms are not recorded",
+                                 version_));
+  }
+
   LocalRank& at(int local, std::size_t bytes) {
     if (local < 0 || static_cast<std::size_t>(local) >= locals_.size() || bytes > allocated_)
       throw std::logic_error("NCCL backend: access beyond the allocated buffers");
@@ -238,8 +297,14 @@ class NcclBackend final : public CollectiveBackend {
   int ranks_ = 0;
   int first_rank_ = 0;
   std::vector<LocalRank> locals_;
+  std::vector<std::byte> staging_;         // host side of every write and read, page-locked
+  cuda::PinnedRegistration staging_pin_;   // declared after staging_: unregistered before it is freed
   std::size_t allocated_ = 0;
   bool aborted_ = false;
+  bool log_switchable_ = false, logging_ = true;
+  std::string log_file_stem_, verbose_level_;
+  int log_switches_ = 0;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace

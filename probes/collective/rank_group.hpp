@@ -23,6 +23,8 @@ class RankGroup {
   virtual std::vector<std::byte> broadcast(const std::vector<std::byte>& blob) = 0;
   // Element-wise maximum over processes, in place (same length everywhere).
   virtual void max_over_processes(std::vector<double>& values) = 0;
+  // Element-wise mean over processes, in place (nccl-tests reports the mean rank's time).
+  virtual void mean_over_processes(std::vector<double>& values) = 0;
   virtual std::uint64_t sum_over_processes(std::uint64_t value) = 0;
   // Ends every process of the job at once: for a failure only some processes saw, which would
   // otherwise leave the others waiting in a collective for ever.
@@ -40,6 +42,7 @@ class SingleProcessGroup final : public RankGroup {
   void barrier() override {}
   std::vector<std::byte> broadcast(const std::vector<std::byte>& blob) override { return blob; }
   void max_over_processes(std::vector<double>&) override {}
+  void mean_over_processes(std::vector<double>&) override {}
   std::uint64_t sum_over_processes(std::uint64_t value) override { return value; }
   [[noreturn]] void abort_all(const std::string& why, int exit_code) override;
 };

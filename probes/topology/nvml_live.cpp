@@ -32,6 +32,7 @@ struct NvmlEntryPoints {
   nvml::DeviceGetVirtualizationModeFn* virtualization_mode = nullptr;
   nvml::DeviceGetNvLinkStateFn* nvlink_state = nullptr;
   nvml::DeviceGetNvLinkVersionFn* nvlink_version = nullptr;
+  nvml::DeviceGetCudaComputeCapabilityFn* compute_capability = nullptr;
   nvml::DeviceGetNvLinkRemotePciInfoV2Fn* nvlink_remote_pci = nullptr;
   nvml::DeviceGetNvLinkRemoteDeviceTypeFn* nvlink_remote_type = nullptr;
   nvml::DeviceGetP2PStatusFn* p2p_status = nullptr;
@@ -51,6 +52,7 @@ struct NvmlEntryPoints {
         virtualization_mode(dl.symbol<nvml::DeviceGetVirtualizationModeFn>("nvmlDeviceGetVirtualizationMode")),
         nvlink_state(dl.symbol<nvml::DeviceGetNvLinkStateFn>("nvmlDeviceGetNvLinkState")),
         nvlink_version(dl.symbol<nvml::DeviceGetNvLinkVersionFn>("nvmlDeviceGetNvLinkVersion")),
+        compute_capability(dl.symbol<nvml::DeviceGetCudaComputeCapabilityFn>("nvmlDeviceGetCudaComputeCapability")),
         nvlink_remote_pci(dl.symbol<nvml::DeviceGetNvLinkRemotePciInfoV2Fn>("nvmlDeviceGetNvLinkRemotePciInfo_v2")),
         nvlink_remote_type(dl.symbol<nvml::DeviceGetNvLinkRemoteDeviceTypeFn>("nvmlDeviceGetNvLinkRemoteDeviceType")),
         p2p_status(dl.symbol<nvml::DeviceGetP2PStatusFn>("nvmlDeviceGetP2PStatus")) {}
@@ -125,6 +127,10 @@ std::optional<NvmlTopology> query_live_nvml(std::string* reason) {
     if (f.name && f.name(device, name, sizeof name) == nvml::kSuccess) gpu.name = std::string(name);
     char uuid[nvml::kDeviceUuidBufferSize] = {};
     if (f.uuid && f.uuid(device, uuid, sizeof uuid) == nvml::kSuccess) gpu.uuid = std::string(uuid);
+    int major = 0, minor = 0;
+    if (f.compute_capability && f.compute_capability(device, &major, &minor) == nvml::kSuccess && major >= 0 && major < 100 &&
+        minor >= 0 && minor < 100)
+      gpu.compute_capability = fmt::format("{}.{}", major, minor);
     nvml::Memory memory{};
     if (f.memory && f.memory(device, &memory) == nvml::kSuccess) gpu.memory_total_bytes = static_cast<std::int64_t>(memory.total);
     nvml::Bar1Memory bar1{};

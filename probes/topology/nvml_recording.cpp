@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/text.hpp"
+#include "probes/topology/nvlink_rate.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
 
@@ -65,6 +66,10 @@ NvmlGpuRecord parse_gpu(const json& d, const std::string& where) {
   gpu.virtualization_mode = opt_virtualization_mode(d, where);
   gpu.memory_total_bytes = opt_integer(d, "memory_total_bytes", where);
   gpu.bar1_total_bytes = opt_integer(d, "bar1_total_bytes", where);
+  gpu.compute_capability = opt_string(d, "cuda_compute_capability", where);
+  if (gpu.compute_capability && !compute_capability_major(gpu.compute_capability))
+    throw RecordingError(fmt::format("{}.cuda_compute_capability: '{}' is not MAJOR.MINOR (\"9.0\")", where,
+                                     gpu.compute_capability->substr(0, 40)));
   if (d.contains("nvlinks")) {
     if (!d["nvlinks"].is_array()) throw RecordingError(where + ".nvlinks: expected an array");
     for (std::size_t i = 0; i < d["nvlinks"].size(); ++i) {
@@ -178,7 +183,7 @@ std::string encode_nvml_recording(const NvmlTopology& data) {
     }
     devices.push_back({{"pci_bus_id", g.bdf}, {"name", opt(g.name)}, {"uuid", opt(g.uuid)},
                        {"memory_total_bytes", opt(g.memory_total_bytes)},
-                       {"bar1_total_bytes", opt(g.bar1_total_bytes)}, {"virtualization_mode", opt_name(g.virtualization_mode)},
+                       {"bar1_total_bytes", opt(g.bar1_total_bytes)}, {"cuda_compute_capability", opt(g.compute_capability)}, {"virtualization_mode", opt_name(g.virtualization_mode)},
                        {"nvlinks", links}});
   }
   j["devices"] = devices;

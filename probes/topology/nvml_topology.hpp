@@ -12,8 +12,9 @@
 //     "pci_bus_id": "0000:18:00.0", "name": "NVIDIA H100 80GB HBM3",   (name, uuid, memory optional)
 //     "uuid": "GPU-...", "memory_total_bytes": 85520809984,
 //     "bar1_total_bytes": 137438953472,                                (optional)
+//     "cuda_compute_capability": "9.0",                                (optional: decides the NVLink rate)
 //     "virtualization_mode": "none",     (none|passthrough|vgpu|host_vgpu|host_vsga, optional)
-//     "nvlinks": [{"link": 0, "active": true, "version": 4,
+//     "nvlinks": [{"link": 0, "active": true, "version": 7,    (nvmlNvlinkVersion_t: 7 = "5.0")
 //                  "remote_pci_bus_id": "0000:05:00.0", "remote_device_type": "nvswitch"}]
 //   }],                                  (remote_device_type: gpu|nvswitch|ibmnpu|unknown)
 //   "p2p": [{"a": "0000:18:00.0", "b": "0000:2a:00.0",
@@ -34,6 +35,7 @@ class HostRoot;
 struct NvmlGpuRecord {
   std::string bdf;  // normalised "0000:18:00.0"
   std::optional<std::string> name, uuid;
+  std::optional<std::string> compute_capability;  // "9.0" (nvmlDeviceGetCudaComputeCapability)
   std::optional<report::VirtualizationMode> virtualization_mode;
   std::optional<std::int64_t> memory_total_bytes, bar1_total_bytes;
   std::vector<report::NvLinkInfo> nvlinks;  // remote_kind from NVML's remote device type

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/topology/nvlink_rate.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_tree.hpp"
 #include "probes/topology/topology_probe.hpp"
@@ -57,6 +58,31 @@ int nvlinks_between(const report::Gpu& a, const NvLinkSummary& sa, const report:
   return direct + via_switch;
 }
 
+// One link's rate of a GPU (every active link of a GPU runs at one rate); nullopt when neither
+// NVML's version nor the architecture tells.
+std::optional<double> link_rate_of(const report::Gpu& gpu) {
+  std::optional<std::int64_t> version;
+  for (const auto& link : gpu.nvlinks)
+    if ((!link.active || *link.active) && link.version) version = link.version;
+  return nvlink_gbps_per_link(version, gpu.compute_capability, gpu.name);
+}
+
+// A pair's NVLink bandwidth per direction: its links at the slower end's rate (an NVSwitch port
+// runs at the GPU's link rate, so the switched path is bounded the same way).
+std::optional<double> nvlink_bottleneck(const report::Gpu& a, const report::Gpu& b, std::int64_t links,
+                                        std::vector<std::string>& warnings) {
+  auto ra = link_rate_of(a), rb = link_rate_of(b);
+  if (ra && rb) return static_cast<double>(links) * std::min(*ra, *rb);
+  const report::Gpu& unknown = ra ? b : a;
+  std::string why = fmt::format("GPU {} ({}): the NVLink rate is unknown (NVML link version {}, compute capability {}); "
+                                "its NVLinked pairs have no bottleneck figure",
+                                unknown.index, unknown.bdf,
+                                unknown.nvlinks.empty() || !unknown.nvlinks.front().version ? "not given" : std::to_string(*unknown.nvlinks.front().version),
+                                unknown.compute_capability.value_or("not given"));
+  if (std::find(warnings.begin(), warnings.end(), why) == warnings.end()) warnings.push_back(std::move(why));  // once per GPU
+  return std::nullopt;
+}
+
 const NvmlP2pRecord* find_p2p(const NvmlTopology* nvml, const std::string& a, const std::string& b) {
   if (!nvml) return nullptr;
   for (const auto& p : nvml->p2p)
@@ -91,6 +117,7 @@ void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
       }
       if (rec.name) it->name = rec.name;
       it->uuid = rec.uuid;
+      it->compute_capability = rec.compute_capability;
       it->memory_bytes = rec.memory_total_bytes;
       it->virtualization_mode = rec.virtualization_mode;
       it->nvlinks = rec.nvlinks;
@@ -127,7 +154,8 @@ void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
       pair.pcie_path = to_pcie_path(tree.classify(a.bdf, b.bdf));
       pair.nvlink_count = nvlinks_between(a, links[i], b, links[j]);
       pair.path = pair.nvlink_count > 0 ? fmt::format("NV{}", pair.nvlink_count) : report::to_string(pair.pcie_path);
-      pair.bottleneck_gbps = tree.bottleneck_gbps(a.bdf, b.bdf);
+      pair.pcie_bottleneck_gbps = tree.bottleneck_gbps(a.bdf, b.bdf);
+      pair.bottleneck_gbps = pair.nvlink_count > 0 ? nvlink_bottleneck(a, b, pair.nvlink_count, s.warnings) : pair.pcie_bottleneck_gbps;
       if (const auto* p = find_p2p(nvml, a.bdf, b.bdf)) pair.p2p = p->status;
       s.gpu_pairs.push_back(std::move(pair));
     }

@@ -42,6 +42,12 @@ struct AllreducePoint {
   double min_us = 0, max_us = 0;
   double algbw_gbps = 0;  // bytes / time_us, 1e9 bytes/s
   double busbw_gbps = 0;  // algbw x 2(n-1)/n
+  // As nccl-tests reports it: each sample's per-iteration time averaged over the ranks' processes
+  // (median over samples), and the busbw of that time. The fields above follow the slowest rank.
+  // NCCL driving every GPU from one process measures one time for all of them: the two agree.
+  // Null in reports written before schema 2.1.
+  std::optional<double> rank_mean_time_us;
+  std::optional<double> rank_mean_busbw_gbps;
   std::int64_t wrong_elements = 0;  // elements that differed from the exact sum, over all ranks
 };
 

@@ -14,20 +14,24 @@ namespace interprobe::report {
 
 namespace {
 
-// The major version of `schema_version`; 1.x reports are upgraded, others refused.
-int schema_major(const json& top) {
+struct SchemaVersion {
+  int major = -1, minor = -1;
+};
+
+// `schema_version`; 1.x and older 2.x reports are upgraded, other majors refused.
+SchemaVersion schema_version_of(const json& top) {
   auto it = top.find("schema_version");
   if (it == top.end()) throw ReportFormatError("(top level): missing required key 'schema_version'");
   if (!it->is_string()) throw ReportFormatError(fmt::format("schema_version: expected a string, found {}", it->type_name()));
   const auto& version = it->get_ref<const std::string&>();
-  int major = -1;
-  if (std::sscanf(version.c_str(), "%d.", &major) != 1 || major < 0)
+  int major = -1, minor = -1;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2 || major < 0 || minor < 0)
     throw ReportFormatError(fmt::format("schema_version '{}' is not a semantic version", version));
   if (major != kSchemaMajor && major != 1)
     throw ReportFormatError(fmt::format("schema_version {} has major version {}, this interprobe reads 1.x and {}.x; use "
                                         "an interprobe release that writes schema {}.x",
                                         version, major, kSchemaMajor, major));
-  return major;
+  return {major, minor};
 }
 
 // A 1.x report may lack keys its reader defaulted ("count" → 0); what it decodes to must still
@@ -64,8 +68,10 @@ Report parse_report_text(const std::string& text, const std::string& label) {
   }
   try {
     if (!j.is_object()) throw ReportFormatError("(top level): expected an object at the top level");
-    bool from_1x = schema_major(j) == 1;
+    const SchemaVersion version = schema_version_of(j);
+    bool from_1x = version.major == 1;
     if (from_1x) upgrade_from_1x(j);
+    else if (version.minor == 0) upgrade_from_2_0(j);
     check_against_schema(j, from_1x ? RequiredKeys::lenient : RequiredKeys::checked);
     Report report = report_from_json(j);
     if (from_1x) check_upgraded(report, label);

@@ -26,10 +26,10 @@ INTERPROBE_JSON(CpuPackage, id, cpus, model, numa_nodes)
 INTERPROBE_JSON(CpuTopology, logical_cpus, cores, packages, packages_source, numa_nodes)
 INTERPROBE_JSON(NvLinkInfo, link, active, version, remote_bdf, remote_kind)
 INTERPROBE_JSON(NearNic, bdf, kind, pcie_path)
-INTERPROBE_JSON(Gpu, index, bdf, name, uuid, memory_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
+INTERPROBE_JSON(Gpu, index, bdf, name, uuid, compute_capability, memory_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
                 nearest_nics)
 INTERPROBE_JSON(P2pStatus, read, write, atomics, nvlink)
-INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlink_count, path, bottleneck_gbps, p2p)
+INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlink_count, path, bottleneck_gbps, pcie_bottleneck_gbps, p2p)
 INTERPROBE_JSON(TopologySection, source, gpu_index_order, nvml_source, nvml_reason, pci_devices, cpu, gpus, gpu_pairs,
                 warnings)
 
@@ -59,7 +59,7 @@ INTERPROBE_JSON(BandwidthSection, plan, target_cv_fraction, passes, thp_mode, en
 
 // --- collective
 INTERPROBE_JSON(AllreducePoint, bytes, elements_per_rank, dtype, in_place, iterations, samples, time_us, min_us, max_us,
-                algbw_gbps, busbw_gbps, wrong_elements)
+                algbw_gbps, busbw_gbps, rank_mean_time_us, rank_mean_busbw_gbps, wrong_elements)
 INTERPROBE_JSON(AllreduceSummary, latency_bytes, latency_us, peak_busbw_gbps, plateau_busbw_gbps, plateau_from_bytes,
                 half_plateau_bytes, wrong_elements_total)
 INTERPROBE_JSON(CollectiveTransport, transport, connections)

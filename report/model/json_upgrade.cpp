@@ -109,7 +109,31 @@ void split_p2p_clique_reason(json& gpu) {
   if (text.starts_with(kPrefix)) gpu["p2p_clique_reason"] = std::string(text.substr(kPrefix.size()));
 }
 
+void split_pair_bottleneck(json& pair) {
+  if (pair.contains("pcie_bottleneck_gbps")) return;
+  auto it = pair.find("bottleneck_gbps");
+  pair["pcie_bottleneck_gbps"] = it == pair.end() ? json(nullptr) : *it;
+  auto links = pair.find("nvlink_count");
+  if (it != pair.end() && links != pair.end() && links->is_number() && links->get<double>() > 0) *it = nullptr;
+}
+
+void add_compute_capability(json& gpu) {
+  if (!gpu.contains("compute_capability")) gpu["compute_capability"] = nullptr;
+}
+
+void add_rank_mean(json& point) {
+  for (const char* key : {"rank_mean_time_us", "rank_mean_busbw_gbps"})
+    if (!point.contains(key)) point[key] = nullptr;
+}
+
 }  // namespace
+
+void upgrade_from_2_0(json& report) {
+  for_each_at(report, "topology.gpu_pairs[]", split_pair_bottleneck);
+  for_each_at(report, "topology.gpus[]", add_compute_capability);
+  for_each_at(report, "collective.allreduce[].points[]", add_rank_mean);
+  report["schema_version"] = kSchemaVersion;
+}
 
 void upgrade_from_1x(json& report) {
   for_each_at(report, "virtualization.gpus[]", split_p2p_clique_reason);
@@ -126,7 +150,7 @@ void upgrade_from_1x(json& report) {
       if (r.to) *it = r.to;
       else *it = nullptr;
     });
-  report["schema_version"] = kSchemaVersion;
+  upgrade_from_2_0(report);
 }
 
 }  // namespace interprobe::report

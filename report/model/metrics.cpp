@@ -65,6 +65,7 @@ void add_topology(const TopologySection& s, MetricTable& t) {
                   {"path", p.path}};
     std::string at = fmt::format("topology/gpu_pairs/{}-{}", p.a_index, p.b_index);
     t.add_optional(at + "/bottleneck_gbps", p.bottleneck_gbps, "gbps", Better::higher, labels);
+    t.add_optional(at + "/pcie_bottleneck_gbps", p.pcie_bottleneck_gbps, "gbps", Better::higher, labels);
     t.add(at + "/nvlink_count", static_cast<double>(p.nvlink_count), "count", Better::higher, labels);
   }
   for (const auto& n : s.cpu.numa_nodes)
@@ -144,6 +145,8 @@ void add_collective(const CollectiveSection& c, MetricTable& t) {
       time.spread = MetricSpread{p.samples, p.min_us, p.max_us, std::nullopt, std::nullopt, std::nullopt};
       t.add(point_at + "/busbw_gbps", p.busbw_gbps, "gbps", Better::higher, point_labels);
       t.add(point_at + "/algbw_gbps", p.algbw_gbps, "gbps", Better::higher, point_labels);
+      t.add_optional(point_at + "/rank_mean_time_us", p.rank_mean_time_us, "us", Better::lower, point_labels);
+      t.add_optional(point_at + "/rank_mean_busbw_gbps", p.rank_mean_busbw_gbps, "gbps", Better::higher, point_labels);
     }
     const auto& summary = s.summary;
     t.add_optional(at + "/latency_us", summary.latency_us, "us", Better::lower, labels);

@@ -122,7 +122,7 @@ struct CpuTopology {
 struct NvLinkInfo {
   std::int64_t link = 0;                               // NVML link index
   std::optional<bool> active;
-  std::optional<std::int64_t> version;                 // NVLink version (4 on H100)
+  std::optional<std::int64_t> version;                 // nvmlNvlinkVersion_t as NVML says it (7 = "5.0", also on H100)
   std::optional<std::string> remote_bdf;      // PCI address of the far end
   NvLinkRemoteKind remote_kind = NvLinkRemoteKind::unknown;
 };
@@ -138,6 +138,7 @@ struct Gpu {
   std::string bdf;
   std::optional<std::string> name;            // NVML name, else the pci.ids device name
   std::optional<std::string> uuid;            // NVML only
+  std::optional<std::string> compute_capability;  // "9.0"; NVML only (decides the NVLink rate)
   std::optional<std::int64_t> memory_bytes;   // NVML only
   std::optional<std::int64_t> numa_node;
   std::optional<std::string> local_cpus;
@@ -157,7 +158,10 @@ struct GpuPair {
   PciePath pcie_path = PciePath::unknown;
   std::int64_t nvlink_count = 0;              // direct or through NVSwitches
   std::string path = "unknown";               // nvidia-smi topo -m label: NV18, PIX, ...
-  std::optional<double> bottleneck_gbps;      // slowest PCIe link on the path
+  // The path's bottleneck per direction: NVLinks x per-link rate (direct or through NVSwitch
+  // ports) on an NVLinked pair, else the slowest PCIe link; null when the rate is unknown.
+  std::optional<double> bottleneck_gbps;
+  std::optional<double> pcie_bottleneck_gbps;  // slowest PCIe link on the PCIe path, NVLink or not
   std::optional<P2pStatus> p2p;               // NVML, null without it
 };
 

@@ -25,9 +25,10 @@ std::string size_text(std::int64_t bytes) { return bytes >= 0 ? format_size_labe
 // One row per size: out-of-place columns, then in-place ones ("-" where not measured).
 Table points_table(const report::AllreduceSweep& s) {
   Table t;
-  t.caption = "time per all-reduce in microseconds (median of samples, slowest rank), algbw and busbw in GB/s (1e9 B/s)";
-  t.header = {"size", "count", "type", "redop", "out time", "out algbw", "out busbw", "out #wrong",
-              "in time",  "in algbw", "in busbw", "in #wrong"};
+  t.caption = "time per all-reduce in microseconds (median of samples, slowest rank; mean: over ranks, as nccl-tests "
+              "reports it), algbw and busbw in GB/s (1e9 B/s, slowest rank)";
+  t.header = {"size", "count", "type", "redop", "out time", "out mean", "out algbw", "out busbw", "out #wrong",
+              "in time",  "in mean", "in algbw", "in busbw", "in #wrong"};
   t.align = std::vector<Align>(t.header.size(), Align::right);
   t.align[2] = t.align[3] = Align::left;
   std::map<std::int64_t, std::pair<const report::AllreducePoint*, const report::AllreducePoint*>> by_size;
@@ -38,10 +39,11 @@ Table points_table(const report::AllreduceSweep& s) {
                               Cell(s.op)};
     for (const auto* p : {pair.first, pair.second}) {
       if (!p) {
-        for (int i = 0; i < 4; ++i) row.emplace_back("-", Tone::dim);
+        for (int i = 0; i < 5; ++i) row.emplace_back("-", Tone::dim);
         continue;
       }
       row.emplace_back(format_us(p->time_us));
+      row.push_back(p->rank_mean_time_us ? Cell(format_us(*p->rank_mean_time_us)) : Cell("-", Tone::dim));
       row.emplace_back(format_gbps(p->algbw_gbps));
       row.emplace_back(format_gbps(p->busbw_gbps));
       row.push_back(wrong_cell(p->wrong_elements));

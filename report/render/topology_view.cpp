@@ -131,14 +131,15 @@ Table gpu_table(const TopologySection& s) {
 }
 
 Table pair_table(const TopologySection& s) {
-  Table t{"GPU pairs", {"pair", "path", "PCIe path", "NVLinks", "PCIe bottleneck", "P2P read/write/atomics/nvlink"},
-          {Align::left, Align::left, Align::left, Align::right, Align::right, Align::left}, {}};
+  Table t{"GPU pairs", {"pair", "path", "PCIe path", "NVLinks", "bottleneck", "PCIe bottleneck", "P2P read/write/atomics/nvlink"},
+          {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right, Align::left}, {}};
   for (const auto& p : s.gpu_pairs) {
     std::string p2p = "-";
     auto name = [](const std::optional<report::P2pCapability>& c) { return c ? std::string(report::to_string(*c)) : "-"; };
     if (p.p2p) p2p = fmt::format("{}/{}/{}/{}", name(p.p2p->read), name(p.p2p->write), name(p.p2p->atomics), name(p.p2p->nvlink));
+    auto rate = [](const std::optional<double>& gbps) { return gbps ? fmt::format("{:.1f} GB/s", *gbps) : std::string("-"); };
     t.rows.push_back({Cell(fmt::format("GPU{}-GPU{}", p.a_index, p.b_index)), Cell(p.path, path_tone(p.path)), Cell(report::to_string(p.pcie_path)),
-                      Cell(std::to_string(p.nvlink_count)), Cell(p.bottleneck_gbps ? fmt::format("{:.1f} GB/s", *p.bottleneck_gbps) : "-"),
+                      Cell(std::to_string(p.nvlink_count)), Cell(rate(p.bottleneck_gbps)), Cell(rate(p.pcie_bottleneck_gbps)),
                       Cell(p2p, p.p2p && p.p2p->read && *p.p2p->read != report::P2pCapability::ok ? Tone::warn : Tone::plain)});
   }
   return t;

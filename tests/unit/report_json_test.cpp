@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "common/errors.hpp"
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
@@ -78,7 +80,7 @@ TEST(ReportJson, InvalidUtf8FromTheMachineDoesNotThrow) {
 
 TEST(ReportJson, NewerMinorVersionIsRead) {
   std::string text = to_json_text(sample_report());
-  auto pos = text.find("\"2.0.0\"");
+  auto pos = text.find("\"2.1.0\"");
   ASSERT_NE(pos, std::string::npos);
   text.replace(pos, 7, "\"2.7.2\"");
   // A newer minor version may add keys; they are ignored.
@@ -89,7 +91,7 @@ TEST(ReportJson, NewerMinorVersionIsRead) {
 
 TEST(ReportJson, OtherMajorVersionIsAClearError) {
   std::string text = to_json_text(sample_report());
-  text.replace(text.find("\"2.0.0\""), 7, "\"3.0.0\"");
+  text.replace(text.find("\"2.1.0\""), 7, "\"3.0.0\"");
   try {
     parse_report_text(text, "future.json");
     FAIL();
@@ -163,4 +165,37 @@ TEST(Findings, NvmlMissingOnlyMattersWhenTheInventoryShowsGpus) {
   EXPECT_FALSE(has_finding(r));  // no GPU on the bus
   r.topology->gpus.emplace_back();
   EXPECT_TRUE(has_finding(r));
+}
+
+// Schema 2.0 wrote the PCIe figure as bottleneck_gbps on NVLinked pairs too: read as 2.1 it moves
+// to pcie_bottleneck_gbps, and an NVLinked pair's bottleneck is unknown rather than wrong.
+TEST(ReportJson, A20ReportsPairBottleneckMovesToItsPcieName) {
+  Report r = sample_report();
+  r.topology.emplace();
+  Gpu gpu;
+  gpu.bdf = "0000:18:00.0";
+  r.topology->gpus = {gpu};
+  GpuPair nv, pcie;
+  nv.a_bdf = pcie.a_bdf = "0000:18:00.0";
+  nv.b_bdf = pcie.b_bdf = "0000:2a:00.0";
+  nv.nvlink_count = 18;
+  nv.path = "NV18";
+  r.topology->gpu_pairs = {nv, pcie};
+  auto j = nlohmann::json::parse(to_json_text(r));
+  j["schema_version"] = "2.0.0";
+  j["topology"]["gpus"][0].erase("compute_capability");
+  for (auto& p : j["topology"]["gpu_pairs"]) {
+    p.erase("pcie_bottleneck_gbps");
+    p["bottleneck_gbps"] = 63.02;
+  }
+  Report back = parse_report_text(j.dump(), "old-2.0.json");
+  EXPECT_EQ(back.schema_version, kSchemaVersion);
+  ASSERT_TRUE(back.topology);
+  const auto& pairs = back.topology->gpu_pairs;
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_FALSE(pairs[0].bottleneck_gbps);  // NV18: 63 GB/s was never its bottleneck
+  EXPECT_EQ(pairs[0].pcie_bottleneck_gbps, 63.02);
+  EXPECT_EQ(pairs[1].bottleneck_gbps, 63.02);  // a PCIe pair: the same figure under both names
+  EXPECT_EQ(pairs[1].pcie_bottleneck_gbps, 63.02);
+  EXPECT_FALSE(back.topology->gpus[0].compute_capability);
 }

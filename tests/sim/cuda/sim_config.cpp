@@ -123,6 +123,10 @@ SimConfig parse_config(const std::string& json_text, const std::string& origin) 
     c.faults.corrupt_matmul = faults.value("corrupt_matmul", false);
     c.kernel_us = j.value("kernel_us", c.kernel_us);
     if (!(c.kernel_us > 0)) throw std::runtime_error("kernel_us: must be > 0");
+    json driver = j.value("driver", json::object());
+    c.driver.pageable_copy_lag_ms = driver.value("pageable_copy_lag_ms", 0.0);
+    c.driver.synchronous_staged_peer_copies = driver.value("synchronous_staged_peer_copies", false);
+    if (!(c.driver.pageable_copy_lag_ms >= 0)) throw std::runtime_error("driver.pageable_copy_lag_ms: must be >= 0");
     c.nvml = read_nvml(j.value("nvml", json::object()));
     c.cublaslt = read_cublaslt(j.value("cublaslt", json::object()));
     return c;

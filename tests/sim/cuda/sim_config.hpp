@@ -41,6 +41,17 @@ struct CublasLtSpec {
   int algos = 2;                 // how many algorithms the heuristic offers (1 or 2)
 };
 
+// How the driver orders work that real drivers are allowed to reorder (the description's "driver"
+// object); both off by default.
+struct DriverBehavior {
+  // cuMemcpyHtoD from pageable memory returns once the bytes are staged; they land this much later,
+  // ordered only with the legacy stream (a non-blocking stream does not wait for them).
+  double pageable_copy_lag_ms = 0;
+  // cuMemcpyPeerAsync without peer access stages synchronously: the call returns only when the
+  // copy is done, so it waits for everything queued before it on the stream.
+  bool synchronous_staged_peer_copies = false;
+};
+
 // What the simulated libnvidia-ml.so.1 adds to the devices (the description's "nvml" object).
 struct NvmlSpec {
   std::string driver_version = "550.54.15";  // nvmlSystemGetDriverVersion
@@ -67,6 +78,7 @@ struct SimConfig {
   LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
   double kernel_us = 2.5;    // an empty kernel (launch floor kernels) on the device clock
   Faults faults;
+  DriverBehavior driver;
   NvmlSpec nvml;
   CublasLtSpec cublaslt;
 };

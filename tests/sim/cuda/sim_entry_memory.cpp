@@ -1,8 +1,12 @@
 // The simulated libcuda's memory, copy, stream, event, module and launch entry points.
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "probes/gpu/cuda_driver_api.hpp"
 #include "sim_kernels.hpp"
@@ -46,6 +50,34 @@ cu::Result copy_async(void* dst, const void* src, std::size_t bytes, cu::Stream 
 }
 
 Event* event_of(cu::Event e) { return reinterpret_cast<Event*>(e); }
+
+// The current context's legacy default stream: only the lagging pageable copies use a worker for
+// it; everything else on stream 0 still runs at once on the calling thread.
+Stream* legacy_stream() {
+  Context* ctx = current_context();
+  if (!ctx) return nullptr;
+  State& st = state();
+  std::lock_guard lock(st.streams_m);
+  Stream*& slot = st.legacy[ctx->device];
+  if (!slot) {
+    slot = new Stream(ctx);
+    st.streams.insert(slot);
+  }
+  return slot;
+}
+
+// Synchronous copies and memsets are ordered after earlier work of the legacy stream.
+void drain_legacy() {
+  Context* ctx = current_context();
+  if (!ctx) return;
+  Stream* legacy = nullptr;
+  {
+    std::lock_guard lock(state().streams_m);
+    auto it = state().legacy.find(ctx->device);
+    if (it != state().legacy.end()) legacy = it->second;
+  }
+  if (legacy) legacy->synchronize();
+}
 
 // An uncorrectable ECC error is sticky: every later wait reports it, as on a real GPU.
 cu::Result sticky_error() { return state().ecc_tripped ? cu::kErrorEccUncorrectable : cu::kSuccess; }
@@ -190,20 +222,42 @@ SIM_API cu::Result cuMemcpyPeerAsync(cu::DevicePtr dst, cu::Context dst_ctx, cu:
   Context* b = context_of(dst_ctx);
   // Peer access on in either direction: a direct copy; off: the driver stages through host memory.
   bool direct = a->peers.count(b->device) || b->peers.count(a->device);
-  return copy_async(to_ptr(dst), to_ptr(src), bytes, s, direct);
+  cu::Result rc = copy_async(to_ptr(dst), to_ptr(src), bytes, s, direct);
+  // A driver that stages synchronously returns only when the copy is done, behind whatever the
+  // stream held before it (a hold kernel waiting for this very thread).
+  if (rc == cu::kSuccess && !direct && state().config.driver.synchronous_staged_peer_copies)
+    if (Stream* stream = stream_of(s)) stream->synchronize();
+  return rc;
 }
 SIM_API cu::Result cuMemcpyDtoH_v2(void* dst, cu::DevicePtr src, std::size_t bytes) {
   if (!initialized()) return cu::kErrorNotInitialized;
+  drain_legacy();
   std::memcpy(dst, to_ptr(src), bytes);
   return cu::kSuccess;
 }
 SIM_API cu::Result cuMemcpyHtoD_v2(cu::DevicePtr dst, const void* src, std::size_t bytes) {
   if (!initialized()) return cu::kErrorNotInitialized;
+  const double lag_ms = state().config.driver.pageable_copy_lag_ms;
+  if (lag_ms > 0 && !state().locate(src).pinned) {
+    // Staged now, delivered later on the legacy stream (what a non-blocking stream never waits for).
+    Stream* legacy = legacy_stream();
+    if (!legacy) return cu::kErrorInvalidContext;
+    auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                                 static_cast<const unsigned char*>(src) + bytes);
+    void* to = to_ptr(dst);
+    legacy->enqueue([staged, to, lag_ms](Stream&) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(lag_ms));
+      std::memcpy(to, staged->data(), staged->size());
+    });
+    return cu::kSuccess;
+  }
+  drain_legacy();
   std::memcpy(to_ptr(dst), src, bytes);
   return cu::kSuccess;
 }
 SIM_API cu::Result cuMemsetD8_v2(cu::DevicePtr dst, unsigned char value, std::size_t bytes) {
   if (!initialized()) return cu::kErrorNotInitialized;
+  drain_legacy();
   std::memset(to_ptr(dst), value, bytes);
   return cu::kSuccess;
 }
@@ -238,6 +292,7 @@ SIM_API cu::Result cuStreamDestroy_v2(cu::Stream h) {
 
 SIM_API cu::Result cuStreamSynchronize(cu::Stream h) {
   if (Stream* s = stream_of(h)) s->synchronize();
+  else drain_legacy();
   return sticky_error();
 }
 

@@ -117,6 +117,15 @@ State& state() {
 void reset_state(SimConfig config) {
   State& s = state();
   s.ecc_tripped = false;
+  for (auto& [device, stream] : s.legacy) {
+    {
+      std::lock_guard lock(s.streams_m);
+      s.streams.erase(stream);
+    }
+    stream->synchronize();
+    delete stream;
+  }
+  s.legacy.clear();
   s.config = std::move(config);
   s.config_error.clear();
   s.initialized = false;

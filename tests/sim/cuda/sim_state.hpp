@@ -88,6 +88,7 @@ struct State {
   std::map<std::uintptr_t, std::size_t> registered;                  // cuMemHostRegister ranges
   std::mutex streams_m;
   std::set<Stream*> streams;  // live streams, for cuCtxSynchronize
+  std::map<int, Stream*> legacy;  // device -> its legacy default stream, made on first use
   std::atomic<bool> ecc_tripped{false};  // faults.ecc_error: a copy ran, the error is sticky
   Location locate(const void* p);
 };

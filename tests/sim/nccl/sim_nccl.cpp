@@ -104,12 +104,42 @@ std::string expand(std::string pattern) {
   return pattern;
 }
 
-void log_info(const std::string& text) {
+// NCCL's log settings as real NCCL holds them: read from the environment at the first line and
+// kept until ncclResetDebugInit; the file is opened (truncated) once per reading.
+struct DebugSettings {
+  bool read = false;
+  bool info = false;
+  bool init = true, tuning = false;  // subsystems; NCCL's default mask is INIT,BOOTSTRAP,ENV
+  std::string file;                  // empty: stdout
+  bool opened = false;
+};
+std::mutex debug_m;
+DebugSettings debug;
+
+void read_debug_settings() {
   const char* level = std::getenv("NCCL_DEBUG");
-  if (!level || (std::strcmp(level, "INFO") != 0 && std::strcmp(level, "TRACE") != 0)) return;
+  debug = DebugSettings{};
+  debug.read = true;
+  debug.info = level && (std::strcmp(level, "INFO") == 0 || std::strcmp(level, "TRACE") == 0);
+  if (const char* subsys = std::getenv("NCCL_DEBUG_SUBSYS")) {
+    std::string s = subsys;
+    bool all = s.find("ALL") != std::string::npos;
+    debug.init = all || s.find("INIT") != std::string::npos;
+    debug.tuning = all || s.find("TUNING") != std::string::npos;
+  }
   const char* file = std::getenv("NCCL_DEBUG_FILE");
-  FILE* out = file && *file ? std::fopen(expand(file).c_str(), "a") : stdout;
+  if (file && *file) debug.file = expand(file);
+}
+
+enum class Subsys { init, tuning };
+
+void log_info(Subsys subsys, const std::string& text) {
+  std::lock_guard lock(debug_m);
+  if (!debug.read) read_debug_settings();
+  if (!debug.info || (subsys == Subsys::init && !debug.init) || (subsys == Subsys::tuning && !debug.tuning)) return;
+  FILE* out = debug.file.empty() ? stdout : std::fopen(debug.file.c_str(), debug.opened ? "a" : "w");
   if (!out) return;
+  debug.opened = true;
   std::fprintf(out, "simhost:%d:%d [0] NCCL INFO %s\n", getpid(), getpid(), text.c_str());
   if (out != stdout) std::fclose(out);
 }
@@ -174,7 +204,7 @@ Result run(Clique& c) {
   double bytes = static_cast<double>(first.count * element_bytes(first.type));
   double seconds = settings().latency_us * 1e-6 + 2.0 * (c.ranks - 1) / c.ranks * bytes / (settings().bus_gbps * 1e9);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  log_info("AllReduce: " + std::to_string(static_cast<long long>(bytes)) + " Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}");
+  log_info(Subsys::tuning, "AllReduce: " + std::to_string(static_cast<long long>(bytes)) + " Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}");
   return kSuccess;
 }
 
@@ -202,6 +232,11 @@ SIM_API const char* ncclGetErrorString(Result rc) {
   }
 }
 
+SIM_API void ncclResetDebugInit() {
+  std::lock_guard lock(debug_m);
+  debug = DebugSettings{};
+}
+
 SIM_API Result ncclGetUniqueId(void* id) {
   std::memset(id, 0, 128);
   return kSuccess;
@@ -216,12 +251,12 @@ SIM_API Result ncclCommInitAll(void** comms, int ndev, const int* devices) {
   clique->pending.resize(static_cast<std::size_t>(ndev));
   clique->queued.assign(static_cast<std::size_t>(ndev), false);
   int version = settings().version;
-  log_info("NCCL version " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
+  log_info(Subsys::init, "NCCL version " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
            std::to_string(version % 100) + "+cuda" + std::to_string(settings().cuda_major) + ".0 (simulated)");
   for (int r = 0; r < ndev; ++r) {
     comms[r] = new Comm{clique, r, devices ? devices[r] : r};
     if (ndev > 1)
-      log_info("Channel 00/0 : " + std::to_string(r) + "[" + std::to_string(r) + "] -> " + std::to_string((r + 1) % ndev) + "[" +
+      log_info(Subsys::init, "Channel 00/0 : " + std::to_string(r) + "[" + std::to_string(r) + "] -> " + std::to_string((r + 1) % ndev) + "[" +
                std::to_string((r + 1) % ndev) + "] via " + transport());
   }
   return kSuccess;

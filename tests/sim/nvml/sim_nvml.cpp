@@ -233,6 +233,14 @@ SIM_API Return nvmlDeviceGetNvLinkState(NvmlDevice device, unsigned link, int* a
   return kSuccess;
 }
 
+SIM_API Return nvmlDeviceGetCudaComputeCapability(NvmlDevice device, int* major, int* minor) {
+  const auto* d = spec(device);
+  if (!d || !major || !minor) return kInvalidArgument;
+  *major = d->cc_major;
+  *minor = d->cc_minor;
+  return kSuccess;
+}
+
 SIM_API Return nvmlDeviceGetNvLinkVersion(NvmlDevice device, unsigned link, unsigned* version) {
   if (!spec(device) || !version) return kInvalidArgument;
   if (!has_link(link)) return kNotSupported;

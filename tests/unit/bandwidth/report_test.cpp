@@ -134,9 +134,18 @@ TEST(ExpectedRate, SlowestLinkOnThePath) {
   nv.a_bdf = "0000:03:00.0";
   nv.b_bdf = "0000:04:00.0";
   nv.nvlink_count = 18;
-  nv.bottleneck_gbps = 63.0;
-  t.gpu_pairs = {nv};
-  std::map<std::string, std::string> bdf = {{"gpu0", "0000:03:00.0"}, {"gpu1", "0000:04:00.0"}};
+  nv.bottleneck_gbps = 450.0;  // the topology's NVLink figure (18 x 25 GB/s)
+  nv.pcie_bottleneck_gbps = 63.0;
+  report::GpuPair unknown_rate = nv;  // NVLinked, rate not known: no expectation, not the PCIe one
+  unknown_rate.a_bdf = "0000:04:00.0";
+  unknown_rate.b_bdf = "0000:05:00.0";
+  unknown_rate.bottleneck_gbps = std::nullopt;
+  report::GpuPair pcie;
+  pcie.a_bdf = "0000:03:00.0";
+  pcie.b_bdf = "0000:05:00.0";
+  pcie.bottleneck_gbps = pcie.pcie_bottleneck_gbps = 31.5;
+  t.gpu_pairs = {nv, unknown_rate, pcie};
+  std::map<std::string, std::string> bdf = {{"gpu0", "0000:03:00.0"}, {"gpu1", "0000:04:00.0"}, {"gpu2", "0000:05:00.0"}};
   auto h2d = expected_rate(t, cuda_sweep("h2d", "node0", "gpu0", 3, 25), bdf);
   ASSERT_TRUE(h2d);
   EXPECT_DOUBLE_EQ(h2d->gbps, 31.5);
@@ -144,6 +153,12 @@ TEST(ExpectedRate, SlowestLinkOnThePath) {
   auto p2p = expected_rate(t, cuda_sweep("p2p_write_ce", "gpu0", "gpu1", 2, 380), bdf);
   ASSERT_TRUE(p2p);
   EXPECT_DOUBLE_EQ(p2p->gbps, 450.0);  // 18 NVLinks x 25 GB/s
+  EXPECT_NE(p2p->basis.find("18 NVLinks x 25 GB/s per direction"), std::string::npos) << p2p->basis;
+  EXPECT_FALSE(expected_rate(t, cuda_sweep("p2p_write_ce", "gpu1", "gpu2", 2, 380), bdf));
+  auto over_pcie = expected_rate(t, cuda_sweep("p2p_write_ce", "gpu0", "gpu2", 2, 25), bdf);
+  ASSERT_TRUE(over_pcie);
+  EXPECT_DOUBLE_EQ(over_pcie->gbps, 31.5);
+  EXPECT_NE(over_pcie->basis.find("slowest PCIe link"), std::string::npos) << over_pcie->basis;
   auto bidir = cuda_sweep("p2p_bidir_ce", "gpu0", "gpu1", 2, 760);
   bidir.directions = 2;
   EXPECT_DOUBLE_EQ(expected_rate(t, bidir, bdf)->gbps, 900.0);
@@ -272,7 +287,7 @@ TEST(BandwidthReport, A1xClaimedButStagedVerdictReadsAsTheEnum) {
   std::string text = report::to_json_text(report_with(
       {report::BandwidthPlan::quick, 0.01, {}, {}, {{"gpu0", "gpu1", report::P2pTruth::claimed_but_staged, true, 1.0, 1.0, 9.0, 9.0, "x"}}}));
   // Turn it back into what 1.x wrote.
-  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.0.0\"", "\"schema_version\": \"1.0.0\""},
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.1.0\"", "\"schema_version\": \"1.0.0\""},
                           {"\"claimed_but_staged\"", "\"claimed-but-staged\""},
                           {"\"target_cv_fraction\"", "\"target_cv\""}}) {
     auto at = text.find(from);
@@ -376,7 +391,7 @@ TEST(BandwidthReport, NewConditionsAndIntervalRoundTrip) {
     old.erase(at, std::string(key).size());
   }
   // (a 1.x report: 2.0 requires every key)
-  old.replace(old.find("\"2.0.0\""), 7, "\"1.0.0\"");
+  old.replace(old.find("\"2.1.0\""), 7, "\"1.0.0\"");
   auto older = report::parse_report_text(old, "old");
   EXPECT_EQ(older.bandwidth->passes, 1);
   EXPECT_FALSE(older.bandwidth->thp_mode);

@@ -177,3 +177,32 @@ TEST(AllreduceSummary, OneRankHasNoPlateau) {
   EXPECT_FALSE(s.plateau_busbw_gbps);
   EXPECT_FALSE(s.half_plateau_bytes);
 }
+
+// nccl-tests reports the mean rank's time; interprobe keeps the slowest rank's beside it.
+TEST(AllreduceSweep, ReportsTheMeanRankBesideTheSlowestRank) {
+  ic::testing::TwoSpeedGroup group(3.0);  // the other process takes 3x as long
+  FakeBackend backend(group, 4);
+  interprobe::report::AllreduceSweep sweep;
+  ic::run_allreduce_sweep(backend, small_plan(), Dtype::float32, sweep);
+  ASSERT_FALSE(sweep.points.empty());
+  for (const auto& p : sweep.points) {
+    ASSERT_TRUE(p.rank_mean_time_us) << p.bytes;
+    ASSERT_TRUE(p.rank_mean_busbw_gbps) << p.bytes;
+    // Per sample: slowest 3t, mean 2t; the medians keep that ratio.
+    EXPECT_NEAR(p.time_us / *p.rank_mean_time_us, 1.5, 1e-9) << p.bytes;
+    EXPECT_NEAR(*p.rank_mean_busbw_gbps, p.bytes / (*p.rank_mean_time_us * 1e3) * 2.0 * 3 / 4, 1e-9);
+    EXPECT_GT(*p.rank_mean_busbw_gbps, p.busbw_gbps);
+  }
+}
+
+TEST(AllreduceSweep, OneProcessHasOneTimeForEveryRank) {
+  ic::SingleProcessGroup group;
+  FakeBackend backend(group, 4);
+  interprobe::report::AllreduceSweep sweep;
+  ic::run_allreduce_sweep(backend, small_plan(), Dtype::float32, sweep);
+  for (const auto& p : sweep.points) {
+    ASSERT_TRUE(p.rank_mean_time_us);
+    EXPECT_DOUBLE_EQ(*p.rank_mean_time_us, p.time_us);
+    EXPECT_DOUBLE_EQ(*p.rank_mean_busbw_gbps, p.busbw_gbps);
+  }
+}

@@ -2,6 +2,7 @@
 // A test double of CollectiveBackend: `ranks` ranks driven by one process, each with host
 // buffers; all-reduce sums element by element through float, as a GPU would. It can corrupt one
 // element of one size, skip the reduction altogether, or hang at a size.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -93,11 +94,37 @@ class DisagreeingGroup final : public RankGroup {
     return out;
   }
   void max_over_processes(std::vector<double>&) override {}
+  void mean_over_processes(std::vector<double>&) override {}
   std::uint64_t sum_over_processes(std::uint64_t value) override { return value; }
   [[noreturn]] void abort_all(const std::string& why, int) override { throw std::runtime_error("abort_all: " + why); }
 
  private:
   std::string rank0_;
+};
+
+// Two processes, the other one `slower` times slower at whatever it times: the agreements combine
+// this process's times with its peer's (results and counts are this process's alone).
+class TwoSpeedGroup final : public RankGroup {
+ public:
+  explicit TwoSpeedGroup(double slower) : slower_(slower) {}
+  int process_rank() const override { return 0; }
+  int process_count() const override { return 2; }
+  int local_process_rank() const override { return 0; }
+  int local_process_count() const override { return 2; }
+  int nodes() const override { return 1; }
+  void barrier() override {}
+  std::vector<std::byte> broadcast(const std::vector<std::byte>& blob) override { return blob; }
+  void max_over_processes(std::vector<double>& values) override {
+    for (double& v : values) v = std::max(v, v * slower_);
+  }
+  void mean_over_processes(std::vector<double>& values) override {
+    for (double& v : values) v = (v + v * slower_) / 2;
+  }
+  std::uint64_t sum_over_processes(std::uint64_t value) override { return value; }
+  [[noreturn]] void abort_all(const std::string& why, int) override { throw std::runtime_error("abort_all: " + why); }
+
+ private:
+  double slower_;
 };
 
 }  // namespace interprobe::collective::testing

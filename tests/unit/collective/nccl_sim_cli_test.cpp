@@ -80,6 +80,42 @@ TEST(NcclSimulated, AHungAllReduceIsAbortedByTheWatchdog) {
   EXPECT_NE(s.reason.value_or("").find("ncclCommAbort"), std::string::npos);
 }
 
+// A pageable cuMemcpyHtoD returns once staged and lands later on the legacy stream, which the
+// all-reduce's non-blocking stream does not wait for: inputs must go on the all-reduce's own stream.
+TEST(NcclSimulated, InputsLandBeforeTheAllReduceReadsThem) {
+  auto p = run_allreduce(write_description(R"({"devices": [{}, {}], "driver": {"pageable_copy_lag_ms": 100}})"), {});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 1u);
+  const auto& s = r.collective->allreduce[0];
+  ASSERT_EQ(s.points.size(), 4u);
+  for (const auto& pt : s.points) EXPECT_EQ(pt.wrong_elements, 0) << pt.bytes << (pt.in_place ? " in place" : " out of place");
+  EXPECT_EQ(s.summary.wrong_elements_total, 0);
+}
+
+// NCCL's TUNING log writes a line per call: only the untimed connection and warm-up may log;
+// the timed iterations (3 x 2 per placement here) run with NCCL_DEBUG=WARN.
+TEST(NcclSimulated, TimedIterationsWriteNoNcclLogLines) {
+  auto p = run_allreduce(write_description(kFourGpus), {"--dtype", "float,half"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->allreduce.size(), 2u);
+  for (const auto& s : r.collective->allreduce) {
+    ASSERT_EQ(s.algorithms.size(), 2u) << to_string(s.dtype);  // both sizes seen in the warm-up, for each type
+    for (const auto& a : s.algorithms) {
+      // 4 KiB: the connecting call and 1 warm-up; 256 KiB: 1 warm-up. Logged timed calls would add 13.
+      EXPECT_LE(a.calls, a.bytes == 4096 ? 2 : 1) << to_string(s.dtype) << " " << a.bytes;
+      EXPECT_GE(a.calls, 1);
+    }
+    ASSERT_EQ(s.transports.size(), 1u);
+    bool said = false;
+    for (const auto& n : s.notes) said = said || n.find("NCCL_DEBUG=WARN") != std::string::npos;
+    EXPECT_TRUE(said) << to_string(s.dtype);
+  }
+}
+
 TEST(NcclSimulated, ADriverOlderThanCuda12_0IsUnsupported) {
   auto p = run_allreduce(write_description(R"({"driver_version": 11080, "devices": [{}, {}]})"), {});
   EXPECT_EQ(p.exit_code, 4) << p.err;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
@@ -90,6 +91,49 @@ TEST(ComputeCli, HostSweepIsVerifiedAndValidates) {
   auto shown = run_interprobe({"report", file.string()});
   EXPECT_EQ(shown.exit_code, 0) << shown.err;
   EXPECT_NE(shown.out.find("Compute: host engine"), std::string::npos) << shown.out;
+  fs::remove_all(dir);
+}
+
+// --model/--tp: the shapes are one rank's layers of the config, computed by hand for this tiny
+// Llama (hidden 256, 4 heads of 64, 2 KV heads, intermediate 512, vocab 1000) at tp 2:
+// qkv (2 + 2·1)·64 = 256 × 256, o 256 × 128, gate_up 2·256 = 512 × 256, lm_head 500 × 256
+// (down, 256 × 256, is qkv's shape and measured once).
+TEST(ComputeCli, ModelShapesAreTheLayersOfOneRank) {
+  char tmpl[] = "/tmp/interprobe-compute-model-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  auto config = dir / "config.json";
+  std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 1000})";
+  auto p = run_interprobe({"compute", "--engine", "host", "--model", config.string(), "--tp", "2", "--m", "1", "--dtype",
+                           "f32", "--peak-size", "128", "--budget", "0.01", "--threads", "1", "--json"});
+  if (p.exit_code == 4 && p.err.find("without OpenBLAS") != std::string::npos) GTEST_SKIP() << p.err;
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  report::Report r = report::parse_report_text(p.out, "compute");
+  ASSERT_TRUE(r.compute);
+  EXPECT_EQ(r.compute->plan, report::ComputePlan::custom);
+  std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> shapes;
+  for (const auto& pt : r.compute->engines.at(0).points) shapes.emplace_back(pt.shape, pt.n, pt.k);
+  decltype(shapes) expected = {{"self_attn.qkv_proj_tp2", 256, 256},
+                               {"self_attn.o_proj_tp2", 256, 128},
+                               {"mlp.gate_up_proj_tp2", 512, 256},
+                               {"lm_head_tp2", 500, 256}};
+  EXPECT_EQ(shapes, expected);
+
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  const Case bad[] = {
+      {{"compute", "--tp", "2"}, "--tp needs --model"},
+      {{"compute", "--model", (dir / "missing.json").string()}, "missing.json"},
+      {{"compute", "--model", config.string(), "--tp", "3"}, "num_attention_heads"},
+      {{"compute", "--model", config.string(), "--shapes", "4x4"}, "--model"},
+  };
+  for (const auto& c : bad) {
+    auto q = run_interprobe(c.args);
+    EXPECT_EQ(q.exit_code, 2) << q.err;
+    EXPECT_NE(q.err.find(c.names), std::string::npos) << q.err;
+  }
   fs::remove_all(dir);
 }
 

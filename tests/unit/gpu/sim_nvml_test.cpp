@@ -55,6 +55,7 @@ TEST(SimulatedNvml, ServesTheH100DescriptionsEightGpusWithEighteenNvSwitchLinksE
     EXPECT_EQ(g.memory_total_bytes, 85520809984);
     EXPECT_EQ(g.bar1_total_bytes, 137438953472);
     EXPECT_EQ(g.virtualization_mode, interprobe::report::VirtualizationMode::none);
+    EXPECT_EQ(g.compute_capability, "9.0");  // nvmlDeviceGetCudaComputeCapability: decides version 7's rate
     ASSERT_TRUE(g.uuid);
     uuids.insert(*g.uuid);
     ASSERT_EQ(g.nvlinks.size(), 18u) << g.bdf;

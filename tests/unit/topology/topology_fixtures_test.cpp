@@ -147,12 +147,20 @@ TEST(Fixtures, HgxNvlinkThroughNvSwitchesFromRecordedNvml) {
   for (const auto& p : s.gpu_pairs) {
     EXPECT_EQ(p.nvlink_count, 18);
     EXPECT_EQ(p.path, "NV18");
+    // NVML answers version 7 ("5.0") on Hopper: compute capability 9.0 makes it 18 x 25 GB/s, and
+    // the Gen5 x16 PCIe figure keeps a name of its own.
+    ASSERT_TRUE(p.bottleneck_gbps);
+    EXPECT_DOUBLE_EQ(*p.bottleneck_gbps, 450.0);
+    ASSERT_TRUE(p.pcie_bottleneck_gbps);
+    EXPECT_NEAR(*p.pcie_bottleneck_gbps, 63.02, 0.01);
     ASSERT_TRUE(p.p2p);
     EXPECT_EQ(p.p2p->read, report::P2pCapability::ok);
   }
   EXPECT_EQ(pair_of(s, 0, 1)->pcie_path, report::PciePath::NODE);
   EXPECT_EQ(pair_of(s, 0, 4)->pcie_path, report::PciePath::SYS);
   EXPECT_EQ(s.gpus[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(s.gpus[0].compute_capability, "9.0");
+  EXPECT_EQ(s.gpus[0].nvlinks.at(0).version, 7);
   EXPECT_EQ(s.gpus[0].memory_bytes, 85520809984);
   EXPECT_EQ(s.gpus[0].virtualization_mode, report::VirtualizationMode::none);
   EXPECT_EQ(s.gpus[0].nearest_nics.at(0).pcie_path, report::PciePath::PIX);

@@ -70,6 +70,8 @@ TEST(HwlocXml, NvlinkThroughNvSwitchesFromTheBandwidthMatrix) {
   for (const auto& p : xml.gpu_pairs) {
     EXPECT_EQ(p.nvlink_count, 18) << p.a_bdf << " " << p.b_bdf;
     EXPECT_EQ(p.path, "NV18");
+    ASSERT_TRUE(p.bottleneck_gbps);  // no link version in hwloc's XML: the H100's name decides 25 GB/s
+    EXPECT_DOUBLE_EQ(*p.bottleneck_gbps, 450.0);
     EXPECT_FALSE(p.p2p.has_value());
   }
   EXPECT_EQ(pair_of(xml, 0, 1)->pcie_path, report::PciePath::NODE);
