@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/session.hpp"
+#include "cli/workload_options.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/collective/collective_probe.hpp"
 #include "probes/compute/compute_probe.hpp"
@@ -87,11 +88,20 @@ Command add_run_command(CLI::App& app, GlobalOptions& options) {
   c.app->add_option("--skip", selection->skip, "Leave these probes out; the report lists them as skipped")
       ->delimiter(',')
       ->type_name("NAME,...");
-  c.execute = [&options, selection]() {
+  auto workloads = std::make_shared<WorkloadOptions>();
+  add_workload_options(c.app, *workloads);
+  c.execute = [&options, selection, workloads]() {
     auto probes = inventory_probes();
     for (auto& p : measurement_probes()) probes.push_back(std::move(p));
     probes = select_probes(std::move(probes), *selection);
-    return run_session(options, probes, UnsupportedPolicy::record).exit_code;
+    // Models and options are checked before anything is measured.
+    auto prepared = std::make_shared<PreparedWorkloads>(prepare_workloads(*workloads));
+    auto rank = [prepared](report::Report& r) {
+      // A replayed tree measures nothing, so there is nothing to rank; a live machine always gets
+      // the section, which says what is missing when a probe could not run.
+      if (r.host.live || r.compute || r.collective) r.bottlenecks = rank_workloads(r, *prepared);
+    };
+    return run_session(options, probes, UnsupportedPolicy::record, rank).exit_code;
   };
   return c;
 }

@@ -117,7 +117,7 @@ void emit_report(const report::Report& report, const GlobalOptions& o) {
 }
 
 SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_ptr<Probe>>& probes,
-                          UnsupportedPolicy policy) {
+                          UnsupportedPolicy policy, const std::function<void(report::Report&)>& after_probes) {
   Stopwatch clock;
   check_output_writable(o.output);
   std::optional<OpenedRoot> opened_root;
@@ -168,6 +168,14 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   };
   RunOutcome outcome = run_probes(probes, ctx, r, checkpoint);
   r.tool = tool_info(o.verbose, root.is_live());  // again: now with the libraries the probes opened
+  if (after_probes && !outcome.interrupted) {
+    try {
+      after_probes(r);
+    } catch (const std::exception& e) {
+      // What was measured is kept; the derived part says it is missing.
+      std::cerr << "interprobe: warning: " << printable(e.what()) << "\n";
+    }
+  }
   r.host.duration_s = clock.elapsed_s();
   r.findings = analysis::derive_findings(r);
   print_report(r, o);

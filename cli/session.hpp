@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 // What every probing subcommand shares: open the root, build the report header, run the
 // probes inside their error boundaries, derive findings, write/print, pick the exit code.
 #include <memory>
@@ -23,8 +24,9 @@ enum class UnsupportedPolicy {
 
 // The report header lists the vendor libraries the probes opened (every one with --verbose);
 // nothing is loaded for the header itself.
+// after_probes derives what is not a probe (the bottleneck ranking) before findings and output.
 SessionResult run_session(const GlobalOptions& options, const std::vector<std::unique_ptr<Probe>>& probes,
-                          UnsupportedPolicy policy);
+                          UnsupportedPolicy policy, const std::function<void(report::Report&)>& after_probes = {});
 
 // The machine to read: live, a --root tree, or a --root snapshot archive extracted (after
 // validation) into a temporary directory that lives as long as this object.

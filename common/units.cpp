@@ -68,6 +68,13 @@ std::string format_gbps(double gbps) {
   return fmt::format("{:.2f}", gbps);
 }
 
+std::string format_significant(double v) {
+  if (v >= 100) return fmt::format("{:.0f}", v);
+  if (v >= 10) return fmt::format("{:.1f}", v);
+  if (v >= 1) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
 std::string format_us(double us) {
   if (us >= 1000) return fmt::format("{:.0f}", us);
   if (us >= 10) return fmt::format("{:.1f}", us);

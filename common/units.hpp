@@ -16,6 +16,8 @@ std::string format_size_label(std::uint64_t bytes);
 // GB/s with a sensible number of digits.
 std::string format_gbps(double gbps);
 std::string format_us(double us);
+// About three significant digits and never an exponent above 1: "1044", "52.3", "0.0203".
+std::string format_significant(double v);
 // PCIe generation of a link rate in GT/s (2.5 -> 1 ... 64 -> 6, 128 -> 7). Thresholds halfway-ish
 // below each rate, so emulated or rounded rates (15.9, 31.5) still name their generation;
 // nullopt below 2 GT/s.

@@ -65,6 +65,9 @@ struct WorkloadEstimate {
   std::int64_t tp = 1;
   std::int64_t context_tokens = 0;
   std::vector<BatchEstimate> batches;
+  // The smallest power-of-two batch whose GEMMs take longer than its all-reduces (null: none up
+  // to 4096, TP 1, or not priced).
+  std::optional<std::int64_t> gemm_overtakes_communication_at_batch;
   std::vector<std::string> not_priced;  // categories without a measured curve, and what measures them
   std::vector<std::string> notes;
   std::string verdict;                  // one sentence, first in every view

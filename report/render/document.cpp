@@ -127,6 +127,7 @@ Document build_document(const report::Report& r, const ViewOptions& views) {
   Document doc;
   doc.title = "interprobe";
   doc.sections.push_back(header_section(r));
+  add_verdict_view(r, doc);
   doc.sections.push_back(findings_section(r));
   add_system_view(r, doc);
   add_topology_view(r, doc, views);
@@ -134,6 +135,7 @@ Document build_document(const report::Report& r, const ViewOptions& views) {
   add_bandwidth_view(r, doc);
   add_collective_view(r, doc);
   add_compute_view(r, doc);
+  add_bottleneck_view(r, doc);
   doc.sections.push_back(probes_section(r));
   return doc;
 }

@@ -70,6 +70,8 @@ void add_virtualization_view(const report::Report& report, Document& doc);  // v
 void add_collective_view(const report::Report& report, Document& doc);      // collective_view.cpp
 void add_bandwidth_view(const report::Report& report, Document& doc);       // bandwidth_view.cpp
 void add_compute_view(const report::Report& report, Document& doc);         // compute_view.cpp
+void add_verdict_view(const report::Report& report, Document& doc);         // bottleneck_view.cpp
+void add_bottleneck_view(const report::Report& report, Document& doc);      // bottleneck_view.cpp
 
 // What a grouped finding applies to, compact: "8: 0000:01:00.0 \u2026 0000:08:00.0".
 std::string affected_summary(const std::vector<std::string>& affected);

@@ -60,7 +60,8 @@ void price_collectives(const workload::DecodeStep& step, const PriceSource& pric
     }
     double us = gather ? price->us / 2 : price->us;
     double latency = std::min(us, *floor);
-    Provenance p = gather ? worst(price->provenance, Provenance::extrapolated) : price->provenance;
+    // The halving is the model's (as 2 all-reduces per layer is), not a reading outside the data.
+    Provenance p = price->provenance;
     tally.add(Category::communication_latency, latency * static_cast<double>(c.count), p);
     tally.add(Category::communication_bandwidth, (us - latency) * static_cast<double>(c.count), p);
   }

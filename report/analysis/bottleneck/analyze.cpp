@@ -1,0 +1,268 @@
+#include "report/analysis/bottleneck/analyze.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/errors.hpp"
+#include "common/units.hpp"
+#include "report/analysis/bottleneck/assumed_specs.hpp"
+#include "report/analysis/bottleneck/report_prices.hpp"
+#include "report/analysis/bottleneck/step_pricing.hpp"
+#include "report/analysis/workload/decode_step.hpp"
+
+namespace interprobe::bottleneck {
+
+namespace {
+
+using report::StepCategory;
+
+// Above this share of an observed step left unexplained, the model cannot say what limits it.
+constexpr double kUnexplainedLimit = 0.5;
+constexpr double kHighConfidenceResidual = 0.25;
+
+report::BatchEstimate to_batch(const workload::DecodeStep& step, const StepEstimate& e) {
+  report::BatchEstimate b;
+  b.batch = e.batch;
+  b.counts = {step.weight_bytes(), step.cache_bytes(), step.flops(), 0, 0, step.kernels_estimated, std::nullopt};
+  for (const auto& c : step.collectives)
+    if (c.kind == workload::CollectiveKind::all_reduce) {
+      b.counts.all_reduces += c.count;
+      b.counts.all_reduce_bytes = std::max(b.counts.all_reduce_bytes, c.bytes);
+    }
+  if (step.experts_touched_per_moe_layer > 0) b.counts.experts_touched = step.experts_touched_per_moe_layer;
+  for (const auto& c : e.categories)
+    b.categories.push_back({c.category, c.priced ? std::optional<double>(c.us) : std::nullopt, c.provenance});
+  b.modeled_step_us = e.modeled_us;
+  b.tokens_per_s = e.tokens_per_s;
+  b.provenance = e.provenance;
+  b.bottleneck = e.bottleneck;
+  if (e.bottleneck && e.modeled_us > 0) b.bottleneck_fraction = e.categories[static_cast<std::size_t>(*e.bottleneck)].us / e.modeled_us;
+  b.observed_step_us = e.observed_us;
+  b.residual_us = e.residual_us;
+  return b;
+}
+
+double category_us(const report::BatchEstimate& b, StepCategory c) {
+  for (const auto& t : b.categories)
+    if (t.category == c) return t.time_us.value_or(0);
+  return 0;
+}
+double communication_us(const report::BatchEstimate& b) {
+  return category_us(b, StepCategory::communication_latency) + category_us(b, StepCategory::communication_bandwidth);
+}
+double gemm_us(const report::BatchEstimate& b) {
+  return category_us(b, StepCategory::gemm_memory_bound) + category_us(b, StepCategory::gemm_compute_bound);
+}
+
+std::string phrase(StepCategory c) {
+  switch (c) {
+    case StepCategory::communication_latency: return "all-reduce latency";
+    case StepCategory::communication_bandwidth: return "all-reduce bandwidth";
+    case StepCategory::gemm_memory_bound: return "streaming the weights (memory-bound GEMMs)";
+    case StepCategory::gemm_compute_bound: return "GEMM compute";
+    case StepCategory::cache_reads: return "reading the KV cache";
+    case StepCategory::launch_overhead: return "kernel launches";
+  }
+  return "?";
+}
+
+bool p2p_missing(const report::Report& r) {
+  if (r.bandwidth)
+    for (const auto& p : r.bandwidth->p2p_pairs)
+      if (p.truth != report::P2pTruth::p2p) return true;
+  if (r.topology)
+    for (const auto& p : r.topology->gpu_pairs)
+      if (p.p2p && p.p2p->read && *p.p2p->read != report::P2pCapability::ok) return true;
+  return false;
+}
+
+std::string lever_for(StepCategory c, const report::Report& r, const report::BatchEstimate& b,
+                      const report::BatchEstimate& largest) {
+  switch (c) {
+    case StepCategory::communication_latency:
+      if (p2p_missing(r))
+        return "enable GPU peer-to-peer (a VM: one P2P clique id on every GPU, x-nv-gpudirect-clique=N; bare metal: "
+               "ACS/IOMMU), which NCCL's low-latency all-reduce needs; or a lower TP (fewer ranks per all-reduce)";
+      return fmt::format("fewer or cheaper all-reduces: a lower TP, or all-reduces captured in CUDA graphs; each of the "
+                         "{} per step costs at least the measured floor", b.counts.all_reduces);
+    case StepCategory::communication_bandwidth:
+      return "more link bandwidth between the GPUs (P2P, NVLink), or a lower TP / expert parallelism to shrink the messages";
+    case StepCategory::gemm_memory_bound:
+      return fmt::format("a larger batch: the weights are read once per step however many tokens share it (modeled: "
+                         "{} tokens/s at batch {} against {} at {})",
+                         format_significant(largest.tokens_per_s), largest.batch, format_significant(b.tokens_per_s), b.batch);
+    case StepCategory::gemm_compute_bound: return "lower-precision math (fp8, nvfp4) or more GPUs";
+    case StepCategory::cache_reads: return "a shorter context or a quantized KV cache";
+    case StepCategory::launch_overhead: return "CUDA graphs: the launches are a per-step cost, not a per-token one";
+  }
+  return "";
+}
+
+// The smallest power-of-two batch at which the GEMMs take longer than the all-reduces.
+std::optional<std::int64_t> gemm_overtakes(const workload::ModelConfig& model, const WorkloadRequest& rq,
+                                           const PriceSource& prices) {
+  for (std::int64_t batch = 1; batch <= 4096; batch *= 2) {
+    workload::StepParams p{rq.tp, batch, rq.context_tokens, 2};
+    auto step = workload::decode_step(model, p);
+    auto b = to_batch(step, price_step(step, prices));
+    if (!b.categories[0].time_us || !b.categories[2].time_us) return std::nullopt;
+    if (gemm_us(b) > communication_us(b)) return batch;
+  }
+  return std::nullopt;
+}
+
+void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_prices_for_gpus) {
+  const report::BatchEstimate* first = &w.batches.front();
+  const report::BatchEstimate& largest = w.batches.back();
+  // An observation judges the batch it was made at; the worst-explained one decides.
+  const report::BatchEstimate* observed = nullptr;
+  for (const auto& b : w.batches)
+    if (b.observed_step_us && b.residual_us &&
+        (!observed || *b.residual_us / *b.observed_step_us > *observed->residual_us / *observed->observed_step_us))
+      observed = &b;
+  if (observed) first = observed;
+  std::string who = fmt::format("{} at TP {}", w.model, w.tp);
+  if (!first->bottleneck) {
+    w.verdict = fmt::format("{}: cannot rank communication against compute: not measured: {}", who,
+                            w.not_priced.empty() ? "see notes" : fmt::format("{}", fmt::join(w.not_priced, "; ")));
+    w.lever = "measure on this machine: `interprobe run` (or `interprobe compute` and `interprobe allreduce`), or "
+              "price from published specs with `analyze --assume gpu=NAME` (marked assumed)";
+    w.confidence = report::Confidence::low;
+    w.confidence_reason = "the categories that decide the ranking were not measured";
+    return;
+  }
+  StepCategory top = *first->bottleneck;
+  std::string verdict = fmt::format("{}: at batch {} {} is {:.0f}% of a modeled {} ms step ({} tokens/s)", who,
+                                    first->batch, phrase(top), 100 * first->bottleneck_fraction.value_or(0),
+                                    format_significant(first->modeled_step_us / 1e3), format_significant(first->tokens_per_s));
+  if (largest.bottleneck && &largest != first)
+    verdict += fmt::format("; at batch {}: {} ({:.0f}%)", largest.batch, phrase(*largest.bottleneck),
+                           100 * largest.bottleneck_fraction.value_or(0));
+  w.lever = lever_for(top, r, *first, largest);
+  double unexplained = observed ? *observed->residual_us / *observed->observed_step_us : 0;
+  if (observed && unexplained > kUnexplainedLimit) {
+    verdict = fmt::format("{}: the model explains {:.0f}% of the observed {:.1f} ms step at batch {}; {:.1f} ms is "
+                          "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms)",
+                          who, 100 * (1 - unexplained), *observed->observed_step_us / 1e3, observed->batch,
+                          *observed->residual_us / 1e3, phrase(top),
+                          category_us(*observed, top) / 1e3);
+    w.lever = "measure what the model leaves out before changing the machine: all-reduce latency in a dependent chain "
+              "with compute between calls, SM activity during decode, skew between ranks; batching helps meanwhile";
+    w.notes.push_back("GPU utilization (NVML) counts any running kernel, NCCL's busy-wait kernels included: \"100% "
+                      "utilization\" at partial power cannot tell compute from waiting, so the unexplained time cannot be "
+                      "called compute-bound from those counters");
+    w.notes.push_back("measurements that would decide it: all-reduces timed in a dependent chain with GEMMs between them "
+                      "(the sweep times back-to-back calls), SM and tensor activity during decode (NVML GPM), the skew "
+                      "between ranks at each all-reduce (a late rank makes every other wait)");
+  }
+  w.verdict = verdict;
+  if (w.batches.size() > 1 && w.tp > 1) {
+    // Why batching helps whatever the bottleneck: the step's fixed costs are shared by the batch.
+    std::string curve, seen;
+    for (const auto& b : w.batches) {
+      curve += fmt::format("{}{} at batch {}", curve.empty() ? "" : ", ", format_significant(b.tokens_per_s), b.batch);
+      if (b.observed_step_us)
+        seen += fmt::format("{}{} at {}", seen.empty() ? "" : ", ",
+                            format_significant(static_cast<double>(b.batch) / (*b.observed_step_us * 1e-6)), b.batch);
+    }
+    w.notes.push_back(fmt::format("batching raises tokens/s whatever limits the step: the all-reduces' latency, the "
+                                  "launches and the weights read are paid once per step and shared by the batch; "
+                                  "modeled tokens/s {}{}",
+                                  curve, seen.empty() ? "" : "; observed " + seen));
+  }
+  // Confidence: what the numbers are made of, and how much of reality they account for.
+  report::Provenance worst_part = first->provenance;
+  bool all_priced = std::all_of(first->categories.begin(), first->categories.end(),
+                                [](const report::CategoryTime& c) { return c.time_us.has_value(); });
+  if (host_prices_for_gpus) {
+    w.confidence = report::Confidence::low;
+    w.confidence_reason = "GEMMs and memory were priced by the host CPU engine while this machine has GPUs";
+  } else if (observed && unexplained > kUnexplainedLimit) {
+    w.confidence = report::Confidence::low;
+    w.confidence_reason = fmt::format("{:.0f}% of the observed step is unexplained", 100 * unexplained);
+  } else if (worst_part == report::Provenance::assumed) {
+    w.confidence = report::Confidence::low;
+    w.confidence_reason = "parts are priced from published specs (assumed), not measured here";
+  } else if (worst_part == report::Provenance::extrapolated || !all_priced ||
+             (observed && unexplained > kHighConfidenceResidual)) {
+    w.confidence = report::Confidence::medium;
+    w.confidence_reason = !all_priced ? "some categories have no price (see not priced)"
+                          : worst_part == report::Provenance::extrapolated
+                              ? "parts are extrapolated beyond the measured range"
+                              : fmt::format("{:.0f}% of the observed step is unexplained", 100 * unexplained);
+  } else {
+    w.confidence = report::Confidence::high;
+    w.confidence_reason = observed ? fmt::format("every part measured or interpolated; the model explains {:.0f}% of "
+                                                 "the observed step", 100 * (1 - unexplained))
+                                   : "every part measured or interpolated (no observed speed given to check against)";
+  }
+}
+
+}  // namespace
+
+report::WorkloadEstimate estimate_workload(const report::Report& report, const WorkloadRequest& rq,
+                                           const AnalyzeOptions& options) {
+  ReportPrices measured(report);
+  std::unique_ptr<AssumedPrices> assumed;
+  if (options.assume_gpu) {
+    const GpuSpec* spec = find_gpu_spec(*options.assume_gpu);
+    if (!spec)
+      throw InputError(fmt::format("--assume gpu={}: no published specs for it; known: {}", *options.assume_gpu,
+                                   known_gpu_specs()));
+    assumed = std::make_unique<AssumedPrices>(measured, *spec);
+  }
+  const PriceSource& prices = assumed ? static_cast<const PriceSource&>(*assumed) : measured;
+
+  report::WorkloadEstimate w;
+  w.model = rq.model.name;
+  w.model_type = rq.model.model_type;
+  w.config = rq.config;
+  w.weight_dtype = workload::to_string(rq.model.quantization.dtype);
+  w.tp = rq.tp;
+  w.context_tokens = rq.context_tokens;
+  std::vector<std::int64_t> batches = rq.batches;
+  for (const auto& o : rq.observed) batches.push_back(o.concurrency);
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  for (std::int64_t batch : batches) {
+    workload::StepParams p{rq.tp, batch, rq.context_tokens, 2};
+    auto step = workload::decode_step(rq.model, p);
+    std::optional<double> observed;
+    for (const auto& o : rq.observed)
+      if (o.concurrency == batch) observed = o.step_us;
+    auto e = price_step(step, prices, observed);
+    for (const auto& reason : e.not_priced)
+      if (std::find(w.not_priced.begin(), w.not_priced.end(), reason) == w.not_priced.end()) w.not_priced.push_back(reason);
+    if (w.notes.empty())
+      for (const auto& n : step.notes) w.notes.push_back(n);
+    w.batches.push_back(to_batch(step, e));
+  }
+  w.gemm_overtakes_communication_at_batch = rq.tp > 1 ? gemm_overtakes(rq.model, rq, prices) : std::nullopt;
+  if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
+  bool gpus = report.topology && !report.topology->gpus.empty();
+  bool host_priced = report.compute && std::none_of(report.compute->engines.begin(), report.compute->engines.end(),
+                                                    [](const report::ComputeEngineResult& e) {
+                                                      return e.engine == report::ComputeEngineKind::cuda && !e.points.empty();
+                                                    }) &&
+                     std::any_of(report.compute->engines.begin(), report.compute->engines.end(),
+                                 [](const report::ComputeEngineResult& e) { return !e.points.empty(); });
+  judge(w, report, gpus && host_priced);
+  return w;
+}
+
+report::BottleneckSection analyze_bottlenecks(const report::Report& report, const std::vector<WorkloadRequest>& requests,
+                                              const AnalyzeOptions& options) {
+  report::BottleneckSection s;
+  s.sources = ReportPrices(report).sources();
+  if (options.assume_gpu)
+    if (const GpuSpec* spec = find_gpu_spec(*options.assume_gpu))
+      s.sources.push_back(fmt::format("assumed where not measured: {} ({:.0f} GB/s; {})", spec->name, spec->memory_gbps,
+                                      spec->basis));
+  for (const auto& rq : requests) s.workloads.push_back(estimate_workload(report, rq, options));
+  return s;
+}
+
+}  // namespace interprobe::bottleneck

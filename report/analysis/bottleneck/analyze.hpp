@@ -1,0 +1,40 @@
+#pragma once
+// The bottlenecks section: each requested workload's decode step priced from a report at each
+// batch size, ranked, and judged — the verdict sentence, the one lever, the confidence and why,
+// and what was not measured. `run` and `analyze` both come here; views only print the result.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/analysis/workload/model_config.hpp"
+#include "report/model/report.hpp"
+
+namespace interprobe::bottleneck {
+
+// A speed seen in production: step time at a concurrency (ITL, or concurrency / tokens per s).
+struct Observation {
+  std::int64_t concurrency = 1;
+  double step_us = 0;
+};
+
+struct WorkloadRequest {
+  workload::ModelConfig model;
+  std::string config;  // the file it came from, as given
+  std::int64_t tp = 1;
+  std::vector<std::int64_t> batches{1, 8, 64};
+  std::int64_t context_tokens = 4096;
+  std::vector<Observation> observed;
+};
+
+struct AnalyzeOptions {
+  std::optional<std::string> assume_gpu;  // a key of assumed_specs; InputError when unknown
+};
+
+// Throws InputError when --tp does not fit the model or --assume names no known GPU.
+report::WorkloadEstimate estimate_workload(const report::Report& report, const WorkloadRequest& request,
+                                           const AnalyzeOptions& options = {});
+report::BottleneckSection analyze_bottlenecks(const report::Report& report, const std::vector<WorkloadRequest>& requests,
+                                              const AnalyzeOptions& options = {});
+
+}  // namespace interprobe::bottleneck

@@ -1,0 +1,78 @@
+// `interprobe analyze` through the binary: the seed case ranked offline with the verdict first,
+// the updated report written with -o and valid against the schema, and bad input as exit 2.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "report/model/json.hpp"
+#include "support/run_binary.hpp"
+
+using interprobe::testing::run_interprobe;
+namespace fs = std::filesystem;
+namespace report = interprobe::report;
+
+namespace {
+const std::string kSeed = std::string(INTERPROBE_FIXTURES) + "/seed-case/report.json";
+const std::string kModels = std::string(INTERPROBE_SOURCE_DIR) + "/examples/models/";
+}  // namespace
+
+TEST(AnalyzeCli, SeedCaseVerdictComesFirstAndTheWrittenReportValidates) {
+  char tmpl[] = "/tmp/interprobe-analyze-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  auto out = dir / "ranked.json";
+  auto p = run_interprobe({"analyze", kSeed, "--model", kModels + "glm-5-nvfp4.json", "--tp", "8", "--batch", "1,8,64",
+                           "--tokens-per-s", "10.33,225", "--concurrency", "1,64", "--assume", "gpu=rtx-pro-6000", "-o",
+                           out.string()},
+                          {"NO_COLOR=1"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto verdict = p.out.find("\nverdict\n");
+  auto findings = p.out.find("\nfindings\n");
+  ASSERT_NE(verdict, std::string::npos) << p.out;
+  EXPECT_LT(verdict, findings);
+  EXPECT_NE(p.out.find("not established"), std::string::npos);
+  EXPECT_NE(p.out.find("(assumed)"), std::string::npos);  // an assumed price is labelled where it is shown
+  report::Report r = report::read_report_file(out);
+  ASSERT_TRUE(r.bottlenecks);
+  ASSERT_EQ(r.bottlenecks->workloads.size(), 1u);
+  EXPECT_EQ(r.bottlenecks->workloads[0].tp, 8);
+  ASSERT_TRUE(r.collective);  // what was measured is kept
+  std::string python = INTERPROBE_PYTHON3;
+  if (!python.empty() && std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) == 0) {
+    std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
+                      "/report/schema/report.schema.json " + out.string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(AnalyzeCli, BadInputExitsTwoNamingWhatIsWrong) {
+  char tmpl[] = "/tmp/interprobe-analyze-bad-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  std::ofstream(dir / "gpt2.json") << R"({"model_type": "gpt2", "n_embd": 768})";
+  std::ofstream(dir / "nokey.json") << R"({"model_type": "llama", "hidden_size": 4096})";
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  const Case cases[] = {
+      {{"analyze", kSeed, "--model", (dir / "gpt2.json").string()}, "model_type 'gpt2'"},
+      {{"analyze", kSeed, "--model", (dir / "nokey.json").string()}, "num_hidden_layers"},
+      {{"analyze", kSeed, "--model", (dir / "missing.json").string()}, "missing.json"},
+      {{"analyze", kSeed, "--model", kModels + "llama-3.1-70b.json", "--tp", "3"}, "--tp 3"},
+      {{"analyze", kSeed, "--assume", "gpu=tpu-v5"}, "tpu-v5"},
+      {{"analyze", kSeed, "--assume", "h100"}, "gpu=NAME"},
+      {{"analyze", kSeed, "--concurrency", "4"}, "--concurrency needs"},
+      {{"analyze", kSeed, "--tokens-per-s", "10,20", "--concurrency", "1"}, "one concurrency per speed"},
+      {{"analyze", kSeed, "--batch", "1,0"}, "--batch"},
+      {{"analyze", (dir / "no-report.json").string()}, "no-report.json"},
+  };
+  for (const auto& c : cases) {
+    auto p = run_interprobe(c.args);
+    EXPECT_EQ(p.exit_code, 2) << c.args.back() << ": " << p.err;
+    EXPECT_NE(p.err.find(c.names), std::string::npos) << c.names << " not in: " << p.err;
+  }
+  fs::remove_all(dir);
+}
