@@ -1,5 +1,7 @@
 #include "report/model/metrics.hpp"
 
+#include <algorithm>
+
 #include <set>
 
 #include <fmt/format.h>
@@ -196,6 +198,29 @@ void add_compute(const ComputeSection& c, MetricTable& t) {
   }
 }
 
+// "bottlenecks/meta-llama_Llama-3.1-70B-Instruct/tp8/b64/tokens_per_s": modeled, not measured;
+// the labels carry how each number was obtained.
+void add_bottlenecks(const BottleneckSection& b, MetricTable& t) {
+  for (const auto& w : b.workloads) {
+    std::string model = w.model;
+    std::replace(model.begin(), model.end(), '/', '_');
+    for (const auto& e : w.batches) {
+      std::string at = fmt::format("bottlenecks/{}/tp{}/b{}", model, w.tp, e.batch);
+      Labels l{{"section", "bottlenecks"}, {"model", w.model}, {"tp", std::to_string(w.tp)},
+               {"batch", std::to_string(e.batch)}, {"provenance", label(e.provenance)}};
+      if (e.bottleneck) l["bottleneck"] = label(*e.bottleneck);
+      t.add(at + "/modeled_step_us", e.modeled_step_us, "us", Better::lower, l);
+      t.add(at + "/tokens_per_s", e.tokens_per_s, "tokens_per_s", Better::higher, l);
+      for (const auto& c : e.categories) {
+        Labels cl = l;
+        cl["provenance"] = label(c.provenance);
+        t.add_optional(fmt::format("{}/{}_us", at, label(c.category)), c.time_us, "us", Better::lower, cl);
+      }
+      t.add_optional(at + "/residual_us", e.residual_us, "us", Better::lower, l);
+    }
+  }
+}
+
 }  // namespace
 
 std::string size_segment(std::int64_t bytes) {
@@ -218,6 +243,7 @@ std::vector<MetricRow> metrics_of(const Report& r) {
   if (r.bandwidth) add_bandwidth(*r.bandwidth, t);
   if (r.collective) add_collective(*r.collective, t);
   if (r.compute) add_compute(*r.compute, t);
+  if (r.bottlenecks) add_bottlenecks(*r.bottlenecks, t);
   return t.take();
 }
 

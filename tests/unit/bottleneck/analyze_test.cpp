@@ -9,6 +9,7 @@
 #include "report/analysis/bottleneck/analyze.hpp"
 #include "report/analysis/bottleneck/report_prices.hpp"
 #include "report/model/json.hpp"
+#include "report/model/metrics.hpp"
 
 namespace bn = interprobe::bottleneck;
 namespace report = interprobe::report;
@@ -163,4 +164,30 @@ TEST(ReportPrices, HostComputeReportPricesGemmsAndStreamingFromItsMeasurements) 
   EXPECT_NEAR(read->us, 1e9 / (*engine.memory_ceiling_gbps * 1e9) * 1e6, 1e-6);
   EXPECT_FALSE(prices.all_reduce(12288, 2));  // no collective in that report
   EXPECT_FALSE(prices.launches(100));          // a host engine has no launch floor
+}
+
+// The metrics view carries the ranking (for check, compare and Prometheus), each row labelled
+// with how its number was obtained.
+TEST(SeedCase, MetricsRowsCarryTheModeledStepAndItsProvenance) {
+  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
+  bn::AnalyzeOptions assume;
+  assume.assume_gpu = "rtx-pro-6000";
+  r.bottlenecks = bn::analyze_bottlenecks(r, {seed_request()}, assume);
+  const auto& b1 = r.bottlenecks->workloads.at(0).batches.at(0);
+  bool latency = false, tokens = false;
+  for (const auto& row : report::metrics_of(r)) {
+    if (row.path == "bottlenecks/GLM-5-NVFP4/tp8/b1/communication_latency_us") {
+      latency = true;
+      EXPECT_NEAR(row.value, category(b1, StepCategory::communication_latency), 1e-9);
+      EXPECT_EQ(row.labels.at("provenance"), "interpolated");
+    }
+    if (row.path == "bottlenecks/GLM-5-NVFP4/tp8/b1/tokens_per_s") {
+      tokens = true;
+      EXPECT_NEAR(row.value, b1.tokens_per_s, 1e-9);
+      EXPECT_EQ(row.labels.at("provenance"), "assumed");
+      EXPECT_EQ(row.better, report::Better::higher);
+    }
+  }
+  EXPECT_TRUE(latency);
+  EXPECT_TRUE(tokens);
 }
