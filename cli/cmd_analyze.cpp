@@ -23,7 +23,7 @@ Command add_analyze_command(CLI::App& app, GlobalOptions& options) {
     r.bottlenecks = rank_workloads(r, std::move(prepared));
     r.findings = analysis::derive_findings(r);
     emit_report(r, options);
-    return 0;
+    return fail_on_exit_code(r, options);
   };
   return c;
 }

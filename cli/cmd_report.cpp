@@ -14,7 +14,7 @@ Command add_report_command(CLI::App& app, GlobalOptions& options) {
   c.execute = [&options, file]() {
     report::Report r = report::read_report_file(*file);
     emit_report(r, options);
-    return 0;
+    return fail_on_exit_code(r, options);
   };
   return c;
 }

@@ -20,6 +20,10 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_flag("-v,--verbose", o.verbose,
                "The report header lists every vendor library installed (path, version from its file), not only "
                "those a probe opened");
+  app.add_option("--fail-on", o.fail_on,
+                 "Exit 1 (after the report is written) when a finding at or above this severity is present")
+      ->check(CLI::IsMember({"never", "info", "warn", "fail"}))
+      ->type_name("info|warn|fail");
   app.add_option("--nvml-lib", o.nvml_lib, "Load NVML from PATH (env INTERPROBE_NVML_LIB)")->type_name("PATH");
   app.add_option("--nccl-lib", o.nccl_lib, "Load NCCL from PATH (env INTERPROBE_NCCL_LIB)")->type_name("PATH");
   app.add_option("--cublaslt-lib", o.cublaslt_lib, "Load cuBLASLt from PATH (env INTERPROBE_CUBLASLT_LIB)")

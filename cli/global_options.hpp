@@ -17,7 +17,8 @@ struct GlobalOptions {
   std::string format = "text";
   bool quiet = false;
   bool no_color = false;
-  bool verbose = false;  // the report header lists every vendor library, not only those opened
+  bool verbose = false;
+  std::string fail_on = "never";  // info, warn, fail: exit 1 when a finding reaches it  // the report header lists every vendor library, not only those opened
   std::optional<std::string> nvml_lib, nccl_lib, cublaslt_lib, cuda_lib;
   render::ViewOptions views;  // set by subcommand options (topo --tree)
 };

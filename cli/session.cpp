@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/exit_codes.hpp"
 #include "cli/features.hpp"
@@ -116,6 +117,18 @@ void emit_report(const report::Report& report, const GlobalOptions& o) {
   if (o.output) report::write_report_file(*o.output, report);
 }
 
+int fail_on_exit_code(const report::Report& report, const GlobalOptions& o) {
+  auto threshold = report::parse_enum<report::Severity>(o.fail_on);
+  if (!threshold) return kExitOk;  // "never"
+  std::vector<std::string> hits;
+  for (const auto& f : report.findings)
+    if (f.severity >= *threshold) hits.push_back(fmt::format("{} ({})", f.id, report::to_string(f.severity)));
+  if (hits.empty()) return kExitOk;
+  std::cerr << fmt::format("interprobe: --fail-on {}: {} finding(s) at or above it: {}\n", o.fail_on, hits.size(),
+                           fmt::join(hits, ", "));
+  return kExitCheckFailed;
+}
+
 SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_ptr<Probe>>& probes,
                           UnsupportedPolicy policy, const std::function<void(report::Report&)>& after_probes) {
   Stopwatch clock;
@@ -194,6 +207,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   std::cerr << failure;
   if (outcome.interrupted && !o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
   if (o.output) save_report(r, *o.output, result.exit_code == kExitOk || result.exit_code == kExitInterrupted);
+  if (result.exit_code == kExitOk) result.exit_code = fail_on_exit_code(r, o);
   return result;
 }
 

@@ -44,4 +44,8 @@ report::ToolInfo tool_info(bool list_all_libraries, bool live);
 // Prints the report in the chosen format (and writes -o); throws InputError on bad options.
 void emit_report(const report::Report& report, const GlobalOptions& options);
 
+// --fail-on: kExitCheckFailed (saying which findings, on stderr) when a finding reaches the
+// severity, else kExitOk.
+int fail_on_exit_code(const report::Report& report, const GlobalOptions& options);
+
 }  // namespace interprobe::cli

@@ -179,3 +179,25 @@ TEST(Cli, RunOnlyAndSkipListTheLeftOutProbesAsSkipped) {
   EXPECT_NE(bad.err.find("bandwidth, collective"), std::string::npos) << bad.err;  // the names it knows
   EXPECT_TRUE(bad.out.empty());
 }
+
+// --fail-on: the report is written first, then exit 1 when a finding reaches the severity. The
+// Proxmox q35 fixture has one warn finding (the emulated root ports) and no fail.
+TEST(FailOn, ExitsOneAfterTheReportIsWrittenWhenAFindingReachesTheSeverity) {
+  const std::string tree = std::string(INTERPROBE_FIXTURES) + "/topology/proxmox-q35-8gpu-rootports";
+  char tmpl[] = "/tmp/interprobe-fail-on-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  auto file = dir / "r.json";
+  auto warn = run_interprobe({"run", "--root", tree, "-q", "-o", file.string(), "--fail-on", "warn"});
+  EXPECT_EQ(warn.exit_code, 1) << warn.err;
+  EXPECT_NE(warn.err.find("virt.emulated_port_slower_than_gpu (warn)"), std::string::npos) << warn.err;
+  EXPECT_TRUE(fs::exists(file));  // written before the verdict
+  EXPECT_EQ(run_interprobe({"run", "--root", tree, "-q", "--fail-on", "fail"}).exit_code, 0);
+  EXPECT_EQ(run_interprobe({"run", "--root", tree, "-q"}).exit_code, 0);  // default: never
+  EXPECT_EQ(run_interprobe({"topo", "--root", tree, "-q", "--fail-on", "info"}).exit_code, 1);
+  EXPECT_EQ(run_interprobe({"report", file.string(), "--fail-on", "warn"}).exit_code, 1);
+  EXPECT_EQ(run_interprobe({"report", file.string(), "--fail-on", "fail"}).exit_code, 0);
+  auto bad = run_interprobe({"run", "--root", tree, "--fail-on", "error"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--fail-on"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
