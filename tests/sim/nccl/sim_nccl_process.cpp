@@ -39,7 +39,7 @@ struct RankSlot {
 
 // Zero-filled by ftruncate: that is the state before anyone joined.
 struct SharedHeader {
-  std::uint32_t nranks, joined, arrived, generation, aborted, unused;
+  std::uint32_t nranks, joined, ready, arrived, generation, aborted;
   RankSlot ranks[kMaxRanks];
 };
 static_assert(sizeof(SharedHeader) <= kHeaderBytes);
@@ -152,24 +152,25 @@ Result ProcessComm::join(const UniqueId& id, int nranks, int rank, int device, s
   return kSuccess;
 }
 
-// The last rank to arrive removes the segment's name: from then on only the mappings hold it,
-// and it goes when the last rank unmaps it, whichever way that rank ends.
+// The last rank to arrive removes the segment's name before it lets the others go on: from then
+// on only the mappings hold it, and it goes when the last rank unmaps it, whichever way it ends.
 Result ProcessComm::wait_for_every_rank() {
-  auto joined = shared(header_->joined);
-  if (joined.fetch_add(1) + 1 == static_cast<std::uint32_t>(nranks_)) {
+  auto ready = shared(header_->ready);
+  if (shared(header_->joined).fetch_add(1) + 1 == static_cast<std::uint32_t>(nranks_)) {
     shm_unlink(name_.c_str());
-    futex_wake(&header_->joined);
+    ready.store(1);
+    futex_wake(&header_->ready);
     return kSuccess;
   }
   const std::int64_t deadline = deadline_ns();
-  for (std::uint32_t seen; (seen = joined.load()) < static_cast<std::uint32_t>(nranks_);) {
+  while (ready.load() == 0) {
     if (now_ns() > deadline) {
       shm_unlink(name_.c_str());
-      log_warn("ncclCommInitRank: " + std::to_string(seen) + " of " + std::to_string(nranks_) + " ranks joined within " +
-               std::to_string(settings().peer_timeout_s) + " s (nccl.peer_timeout_s)");
+      log_warn("ncclCommInitRank: " + std::to_string(shared(header_->joined).load()) + " of " + std::to_string(nranks_) +
+               " ranks joined within " + std::to_string(settings().peer_timeout_s) + " s (nccl.peer_timeout_s)");
       return kRemoteError;
     }
-    futex_wait(&header_->joined, seen);
+    futex_wait(&header_->ready, 0);
   }
   return kSuccess;
 }
