@@ -1,73 +1,25 @@
 // A simulated libnccl.so.2 for tests (never installed): communicators over the simulated GPUs of
-// tests/sim/cuda in one process (ncclCommInitAll), all-reduce (sum) computed on the host when the
-// group ends, timed by a ring model, NCCL's INFO log lines for transport capture, and an
-// injectable hang for the watchdog. Settings: the "nccl" object of INTERPROBE_SIM_CONFIG's file.
-#include <dlfcn.h>
-#include <unistd.h>
-
+// tests/sim/cuda, either all in one process (ncclCommInitAll; the all-reduce is summed on the
+// host when the group ends) or one rank per process (ncclGetUniqueId + ncclCommInitRank through
+// shared memory: sim_nccl_process.hpp); timed by a ring model, NCCL's INFO log lines for
+// transport capture, and an injectable hang for the watchdog. Settings: the "nccl" object of
+// INTERPROBE_SIM_CONFIG's file.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "sim_nccl_common.hpp"
+#include "sim_nccl_process.hpp"
+
+using namespace sim_nccl;
 
 namespace {
-
-using Result = int;
-constexpr Result kSuccess = 0, kUnhandledCudaError = 1, kInvalidArgument = 4, kInvalidUsage = 5;
-constexpr int kFloat16 = 6, kFloat32 = 7, kBfloat16 = 9;
-constexpr int kSum = 0;
-
-struct Settings {
-  int version = 22304;  // 2.23.4
-  int cuda_major = 12;
-  double bus_gbps = 100, latency_us = 20;
-  bool hang = false;
-  std::string transport = "P2P/CUMEM";
-};
-
-Settings& settings() {
-  static Settings s = [] {
-    Settings out;
-    const char* file = std::getenv("INTERPROBE_SIM_CONFIG");
-    if (!file) return out;
-    std::ifstream in(file);
-    auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.contains("nccl")) return out;
-    const auto& n = j["nccl"];
-    out.version = n.value("version", out.version);
-    out.cuda_major = n.value("cuda_major", out.cuda_major);
-    out.bus_gbps = n.value("bus_gbps", out.bus_gbps);
-    out.latency_us = n.value("latency_us", out.latency_us);
-    out.hang = n.value("hang", false);
-    out.transport = n.value("transport", out.transport);
-    return out;
-  }();
-  return s;
-}
-
-// NCCL_P2P_DISABLE=1 (the p2p-off variant) makes real NCCL go through shared memory.
-std::string transport() {
-  const char* off = std::getenv("NCCL_P2P_DISABLE");
-  return off && std::strcmp(off, "1") == 0 ? "SHM/direct/direct" : settings().transport;
-}
-
-// The simulated driver, already loaded by the process (its SONAME is libcuda.so.1).
-template <class Fn>
-Fn* cuda_entry(const char* name) {
-  static void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  return handle ? reinterpret_cast<Fn*>(dlsym(handle, name)) : nullptr;
-}
 
 struct Clique;
 
@@ -79,9 +31,11 @@ struct Pending {
   void* stream = nullptr;
 };
 
+// A communicator handle: a rank of an in-process clique, or of a multi-process communicator.
 struct Comm {
   std::shared_ptr<Clique> clique;
   int rank = 0, device = 0;
+  std::shared_ptr<ProcessComm> process;
 };
 
 struct Clique {
@@ -95,89 +49,6 @@ struct Clique {
 
 thread_local int group_depth = 0;
 thread_local std::vector<std::shared_ptr<Clique>> group_cliques;
-
-std::string expand(std::string pattern) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  for (std::size_t at; (at = pattern.find("%h")) != std::string::npos;) pattern.replace(at, 2, host);
-  for (std::size_t at; (at = pattern.find("%p")) != std::string::npos;) pattern.replace(at, 2, std::to_string(getpid()));
-  return pattern;
-}
-
-// NCCL's log settings as real NCCL holds them: read from the environment at the first line and
-// kept until ncclResetDebugInit; the file is opened (truncated) once per reading.
-struct DebugSettings {
-  bool read = false;
-  bool info = false;
-  bool init = true, tuning = false;  // subsystems; NCCL's default mask is INIT,BOOTSTRAP,ENV
-  std::string file;                  // empty: stdout
-  bool opened = false;
-};
-std::mutex debug_m;
-DebugSettings debug;
-
-void read_debug_settings() {
-  const char* level = std::getenv("NCCL_DEBUG");
-  debug = DebugSettings{};
-  debug.read = true;
-  debug.info = level && (std::strcmp(level, "INFO") == 0 || std::strcmp(level, "TRACE") == 0);
-  if (const char* subsys = std::getenv("NCCL_DEBUG_SUBSYS")) {
-    std::string s = subsys;
-    bool all = s.find("ALL") != std::string::npos;
-    debug.init = all || s.find("INIT") != std::string::npos;
-    debug.tuning = all || s.find("TUNING") != std::string::npos;
-  }
-  const char* file = std::getenv("NCCL_DEBUG_FILE");
-  if (file && *file) debug.file = expand(file);
-}
-
-enum class Subsys { init, tuning };
-
-void log_info(Subsys subsys, const std::string& text) {
-  std::lock_guard lock(debug_m);
-  if (!debug.read) read_debug_settings();
-  if (!debug.info || (subsys == Subsys::init && !debug.init) || (subsys == Subsys::tuning && !debug.tuning)) return;
-  FILE* out = debug.file.empty() ? stdout : std::fopen(debug.file.c_str(), debug.opened ? "a" : "w");
-  if (!out) return;
-  debug.opened = true;
-  std::fprintf(out, "simhost:%d:%d [0] NCCL INFO %s\n", getpid(), getpid(), text.c_str());
-  if (out != stdout) std::fclose(out);
-}
-
-float from_half(std::uint16_t h) {
-  _Float16 f;
-  std::memcpy(&f, &h, 2);
-  return static_cast<float>(f);
-}
-std::uint16_t to_half(float v) {
-  _Float16 f = static_cast<_Float16>(v);
-  std::uint16_t h;
-  std::memcpy(&h, &f, 2);
-  return h;
-}
-float from_bf16(std::uint16_t b) {
-  std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-std::uint16_t to_bf16(float v) {
-  std::uint32_t u;
-  std::memcpy(&u, &v, 4);
-  u += 0x7fff + ((u >> 16) & 1);  // round to nearest even
-  return static_cast<std::uint16_t>(u >> 16);
-}
-
-float load(const void* p, int type, std::size_t i) {
-  if (type == kFloat32) return static_cast<const float*>(p)[i];
-  auto h = static_cast<const std::uint16_t*>(p)[i];
-  return type == kFloat16 ? from_half(h) : from_bf16(h);
-}
-void store(void* p, int type, std::size_t i, float v) {
-  if (type == kFloat32) static_cast<float*>(p)[i] = v;
-  else static_cast<std::uint16_t*>(p)[i] = type == kFloat16 ? to_half(v) : to_bf16(v);
-}
-std::size_t element_bytes(int type) { return type == kFloat32 ? 4 : 2; }
 
 void block_until_abort(void* data) {
   auto* c = static_cast<Clique*>(data);
@@ -197,13 +68,10 @@ Result run(Clique& c) {
   for (const auto& p : c.pending) sync(p.stream);
   const Pending& first = c.pending.front();
   std::vector<float> sum(first.count, 0.0f);
-  for (const auto& p : c.pending)
-    for (std::size_t i = 0; i < p.count; ++i) sum[i] += load(p.send, p.type, i);
-  for (const auto& p : c.pending)
-    for (std::size_t i = 0; i < p.count; ++i) store(p.recv, p.type, i, sum[i]);
+  for (const auto& p : c.pending) accumulate(sum.data(), p.send, p.type, p.count);
+  for (const auto& p : c.pending) store_all(p.recv, p.type, sum.data(), p.count);
   double bytes = static_cast<double>(first.count * element_bytes(first.type));
-  double seconds = settings().latency_us * 1e-6 + 2.0 * (c.ranks - 1) / c.ranks * bytes / (settings().bus_gbps * 1e9);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  std::this_thread::sleep_for(std::chrono::duration<double>(ring_seconds(bytes, c.ranks)));
   log_info(Subsys::tuning, "AllReduce: " + std::to_string(static_cast<long long>(bytes)) + " Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..1}");
   return kSuccess;
 }
@@ -226,23 +94,37 @@ SIM_API const char* ncclGetErrorString(Result rc) {
   switch (rc) {
     case kSuccess: return "no error";
     case kUnhandledCudaError: return "unhandled cuda error (simulated NCCL)";
+    case kSystemError: return "unhandled system error (simulated NCCL; see its WARN line on stderr)";
+    case kInternalError: return "internal error (simulated NCCL)";
     case kInvalidArgument: return "invalid argument (simulated NCCL)";
-    case kInvalidUsage: return "invalid usage (simulated NCCL: multi-process communicators are not simulated)";
+    case kInvalidUsage: return "invalid usage (simulated NCCL; see its WARN line on stderr)";
+    case kRemoteError: return "remote process exited or there was a network error (simulated NCCL: a peer died, aborted or "
+                              "missed nccl.peer_timeout_s)";
     default: return "unknown result (simulated NCCL)";
   }
 }
 
-SIM_API void ncclResetDebugInit() {
-  std::lock_guard lock(debug_m);
-  debug = DebugSettings{};
+SIM_API void ncclResetDebugInit() { reset_debug(); }
+
+SIM_API Result ncclGetUniqueId(UniqueId* id) {
+  if (!id) return kInvalidArgument;
+  return make_unique_id(id);
 }
 
-SIM_API Result ncclGetUniqueId(void* id) {
-  std::memset(id, 0, 128);
+// The id is passed by value, as nccl.h declares it (128 bytes on the stack).
+SIM_API Result ncclCommInitRank(void** comm, int nranks, UniqueId id, int rank) {
+  if (!comm) return kInvalidArgument;
+  auto current_device = cuda_entry<int()>("interprobe_sim_current_device");
+  const int device = current_device ? current_device() : -1;
+  if (device < 0) {
+    log_warn("ncclCommInitRank: no current CUDA context (cuCtxSetCurrent first)");
+    return kUnhandledCudaError;
+  }
+  std::shared_ptr<ProcessComm> process;
+  if (Result rc = ProcessComm::join(id, nranks, rank, device, &process); rc != kSuccess) return rc;
+  *comm = new Comm{nullptr, rank, device, std::move(process)};
   return kSuccess;
 }
-
-SIM_API Result ncclCommInitRank(void**, int, char[128], int) { return kInvalidUsage; }
 
 SIM_API Result ncclCommInitAll(void** comms, int ndev, const int* devices) {
   if (ndev < 1 || !comms) return kInvalidArgument;
@@ -250,11 +132,9 @@ SIM_API Result ncclCommInitAll(void** comms, int ndev, const int* devices) {
   clique->ranks = ndev;
   clique->pending.resize(static_cast<std::size_t>(ndev));
   clique->queued.assign(static_cast<std::size_t>(ndev), false);
-  int version = settings().version;
-  log_info(Subsys::init, "NCCL version " + std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-           std::to_string(version % 100) + "+cuda" + std::to_string(settings().cuda_major) + ".0 (simulated)");
+  log_info(Subsys::init, version_line());
   for (int r = 0; r < ndev; ++r) {
-    comms[r] = new Comm{clique, r, devices ? devices[r] : r};
+    comms[r] = new Comm{clique, r, devices ? devices[r] : r, nullptr};
     if (ndev > 1)
       log_info(Subsys::init, "Channel 00/0 : " + std::to_string(r) + "[" + std::to_string(r) + "] -> " + std::to_string((r + 1) % ndev) + "[" +
                std::to_string((r + 1) % ndev) + "] via " + transport());
@@ -269,17 +149,24 @@ SIM_API Result ncclCommDestroy(void* comm) {
 
 SIM_API Result ncclCommAbort(void* comm) {
   auto* c = static_cast<Comm*>(comm);
-  {
-    std::lock_guard lock(c->clique->m);
-    c->clique->aborted = true;
+  if (!c) return kInvalidArgument;
+  if (c->process) {
+    c->process->abort();
+  } else {
+    {
+      std::lock_guard lock(c->clique->m);
+      c->clique->aborted = true;
+    }
+    c->clique->cv.notify_all();
   }
-  c->clique->cv.notify_all();
   delete c;
   return kSuccess;
 }
 
-SIM_API Result ncclCommGetAsyncError(void*, Result* async) {
-  *async = kSuccess;
+SIM_API Result ncclCommGetAsyncError(void* comm, Result* async) {
+  auto* c = static_cast<Comm*>(comm);
+  if (!c || !async) return kInvalidArgument;
+  *async = c->process ? c->process->async_error() : kSuccess;
   return kSuccess;
 }
 
@@ -303,7 +190,9 @@ SIM_API Result ncclGroupEnd() {
 
 SIM_API Result ncclAllReduce(const void* send, void* recv, std::size_t count, int type, int op, void* comm, void* stream) {
   auto* c = static_cast<Comm*>(comm);
-  if (!c || op != kSum || (type != kFloat32 && type != kFloat16 && type != kBfloat16)) return kInvalidArgument;
+  if (!c || op != kSum || !supported_type(type)) return kInvalidArgument;
+  // One rank per process: queued on its stream at once, group or not (its peers are elsewhere).
+  if (c->process) return c->process->all_reduce(send, recv, count, type, stream);
   auto& clique = c->clique;
   clique->pending[static_cast<std::size_t>(c->rank)] = Pending{send, recv, count, type, stream};
   clique->queued[static_cast<std::size_t>(c->rank)] = true;
