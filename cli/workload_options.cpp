@@ -135,13 +135,7 @@ report::BottleneckSection rank_workloads(const report::Report& r, PreparedWorklo
       workload::decode_step(rq.model, {rq.tp, 1, rq.context_tokens, 2});
       fitting.push_back(std::move(rq));
     } catch (const InputError& e) {
-      report::WorkloadEstimate w;
-      w.model = rq.model.name;
-      w.model_type = rq.model.model_type;
-      w.config = rq.config;
-      w.weight_dtype = workload::to_string(rq.model.quantization.dtype);
-      w.tp = rq.tp;
-      w.context_tokens = rq.context_tokens;
+      report::WorkloadEstimate w = bottleneck::describe_workload(rq);
       w.verdict = fmt::format("{}: not modelled at TP {} (the TP measured here): {}", w.model, rq.tp, e.what());
       w.confidence_reason = "no step was modelled";
       unfit.push_back(std::move(w));

@@ -203,6 +203,17 @@ void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_price
 
 }  // namespace
 
+report::WorkloadEstimate describe_workload(const WorkloadRequest& rq) {
+  report::WorkloadEstimate w;
+  w.model = rq.model.name;
+  w.model_type = rq.model.model_type;
+  w.config = rq.config;
+  w.weight_dtype = workload::to_string(rq.model.quantization.dtype);
+  w.tp = rq.tp;
+  w.context_tokens = rq.context_tokens;
+  return w;
+}
+
 report::WorkloadEstimate estimate_workload(const report::Report& report, const WorkloadRequest& rq,
                                            const AnalyzeOptions& options) {
   ReportPrices measured(report);
@@ -216,13 +227,7 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
   }
   const PriceSource& prices = assumed ? static_cast<const PriceSource&>(*assumed) : measured;
 
-  report::WorkloadEstimate w;
-  w.model = rq.model.name;
-  w.model_type = rq.model.model_type;
-  w.config = rq.config;
-  w.weight_dtype = workload::to_string(rq.model.quantization.dtype);
-  w.tp = rq.tp;
-  w.context_tokens = rq.context_tokens;
+  report::WorkloadEstimate w = describe_workload(rq);
   std::vector<std::int64_t> batches = rq.batches;
   for (const auto& o : rq.observed) batches.push_back(o.concurrency);
   std::sort(batches.begin(), batches.end());

@@ -31,6 +31,9 @@ struct AnalyzeOptions {
   std::optional<std::string> assume_gpu;  // a key of assumed_specs; InputError when unknown
 };
 
+// The workload's identity (model, config, dtype, TP, context) with nothing priced yet.
+report::WorkloadEstimate describe_workload(const WorkloadRequest& request);
+
 // Throws InputError when --tp does not fit the model or --assume names no known GPU.
 report::WorkloadEstimate estimate_workload(const report::Report& report, const WorkloadRequest& request,
                                            const AnalyzeOptions& options = {});
