@@ -76,3 +76,16 @@ TEST(AnalyzeCli, BadInputExitsTwoNamingWhatIsWrong) {
   }
   fs::remove_all(dir);
 }
+
+// examples/reports are for people to open: each must still read, validate and render.
+TEST(ExampleReports, EveryExampleReportReadsAndRendersWithItsVerdict) {
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(INTERPROBE_SOURCE_DIR) + "/examples/reports")) {
+    if (entry.path().extension() != ".json") continue;
+    ++seen;
+    auto p = run_interprobe({"report", entry.path().string()}, {"NO_COLOR=1"});
+    EXPECT_EQ(p.exit_code, 0) << entry.path() << ": " << p.err;
+    EXPECT_NE(p.out.find("\nverdict\n"), std::string::npos) << entry.path();
+  }
+  EXPECT_GE(seen, 2);
+}
