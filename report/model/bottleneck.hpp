@@ -57,6 +57,16 @@ struct BatchEstimate {
   std::optional<double> residual_us;  // observed − modeled: what the model cannot explain
 };
 
+// A change and what the measured curves say it would give, at one batch.
+struct WhatIf {
+  std::string change;  // "without all-reduce latency", "TP 4"
+  std::int64_t batch = 0;
+  std::optional<double> tokens_per_s;  // null: cannot be priced (see note)
+  std::optional<double> gain_fraction;  // tokens_per_s / the batch's modeled tokens/s − 1
+  Provenance provenance = Provenance::measured;
+  std::string note;
+};
+
 struct WorkloadEstimate {
   std::string model;       // its name
   std::string model_type;  // config.json's
@@ -68,6 +78,7 @@ struct WorkloadEstimate {
   // The smallest power-of-two batch whose GEMMs take longer than its all-reduces (null: none up
   // to 4096, TP 1, or not priced).
   std::optional<std::int64_t> gemm_overtakes_communication_at_batch;
+  std::vector<WhatIf> what_ifs;
   std::vector<std::string> not_priced;  // categories without a measured curve, and what measures them
   std::vector<std::string> notes;
   std::string verdict;                  // one sentence, first in every view

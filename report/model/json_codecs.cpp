@@ -86,8 +86,9 @@ INTERPROBE_JSON(CategoryTime, category, time_us, provenance)
 INTERPROBE_JSON(StepCounts, weight_bytes, cache_bytes, flops, all_reduces, all_reduce_bytes, kernels_estimated, experts_touched)
 INTERPROBE_JSON(BatchEstimate, batch, counts, categories, modeled_step_us, tokens_per_s, provenance, bottleneck,
                 bottleneck_fraction, observed_step_us, residual_us)
+INTERPROBE_JSON(WhatIf, change, batch, tokens_per_s, gain_fraction, provenance, note)
 INTERPROBE_JSON(WorkloadEstimate, model, model_type, config, weight_dtype, tp, context_tokens, batches,
-                gemm_overtakes_communication_at_batch, not_priced, notes,
+                gemm_overtakes_communication_at_batch, what_ifs, not_priced, notes,
                 verdict, lever, confidence, confidence_reason)
 INTERPROBE_JSON(BottleneckSection, sources, workloads)
 

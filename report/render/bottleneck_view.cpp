@@ -62,6 +62,19 @@ Table batch_table(const report::WorkloadEstimate& w) {
   return t;
 }
 
+Table what_if_table(const report::WorkloadEstimate& w) {
+  Table t;
+  t.caption = "what if (from the same curves; upper bounds where a cost is removed entirely)";
+  t.header = {"batch", "change", "tokens/s", "gain", "how", "note"};
+  t.align = {Align::right, Align::left, Align::right, Align::right, Align::left, Align::left};
+  for (const auto& wi : w.what_ifs)
+    t.rows.push_back({std::to_string(wi.batch), wi.change,
+                      wi.tokens_per_s ? Cell(format_significant(*wi.tokens_per_s)) : Cell("-", Tone::dim),
+                      wi.gain_fraction ? Cell(fmt::format("{:+.0f}%", 100 * *wi.gain_fraction)) : Cell("-", Tone::dim),
+                      Cell(to_string(wi.provenance), Tone::dim), Cell(wi.note, Tone::dim)});
+  return t;
+}
+
 }  // namespace
 
 void add_verdict_view(const report::Report& r, Document& doc) {
@@ -88,6 +101,7 @@ void add_bottleneck_view(const report::Report& r, Document& doc) {
   s.blocks.push_back(std::move(sources));
   for (const auto& w : r.bottlenecks->workloads) {
     if (!w.batches.empty()) s.blocks.push_back(batch_table(w));
+    if (!w.what_ifs.empty()) s.blocks.push_back(what_if_table(w));
     KeyValues kv;
     kv.add("config", w.config);
     if (!w.batches.empty()) {

@@ -114,6 +114,65 @@ std::optional<std::int64_t> gemm_overtakes(const workload::ModelConfig& model, c
   return std::nullopt;
 }
 
+report::WhatIf what_if(std::string change, std::int64_t batch, std::optional<double> tokens_per_s, double base_tokens_per_s,
+                       report::Provenance p, std::string note) {
+  report::WhatIf wi{std::move(change), batch, tokens_per_s, std::nullopt, p, std::move(note)};
+  if (tokens_per_s && base_tokens_per_s > 0) wi.gain_fraction = *tokens_per_s / base_tokens_per_s - 1;
+  return wi;
+}
+
+// Removing each of the two largest costs: an upper bound on what its lever can give.
+void removal_what_ifs(const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+  std::vector<const report::CategoryTime*> priced;
+  for (const auto& c : b.categories)
+    if (c.time_us && *c.time_us > 0) priced.push_back(&c);
+  std::sort(priced.begin(), priced.end(), [](auto* x, auto* y) { return *x->time_us > *y->time_us; });
+  for (std::size_t i = 0; i < priced.size() && i < 2; ++i) {
+    double rest = b.modeled_step_us - *priced[i]->time_us;
+    if (rest <= 0) continue;
+    out.push_back(what_if("without " + phrase(priced[i]->category), b.batch, static_cast<double>(b.batch) / (rest * 1e-6),
+                          b.tokens_per_s, worst(b.provenance, priced[i]->provenance),
+                          "upper bound: the step with this cost removed entirely"));
+  }
+}
+
+// Half the TP: fewer ranks per all-reduce and twice the weights per GPU; priced only from an
+// all-reduce measured at that rank count, and only when the weights fit the GPU's memory.
+void lower_tp_what_if(const report::Report& r, const WorkloadRequest& rq, const PriceSource& prices,
+                      const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+  if (rq.tp < 2 || rq.tp % 2 != 0) return;
+  std::int64_t tp = rq.tp / 2;
+  std::string change = fmt::format("TP {}", tp);
+  workload::DecodeStep step;
+  try {
+    step = workload::decode_step(rq.model, {tp, b.batch, rq.context_tokens, 2});
+  } catch (const InputError& e) {
+    out.push_back(what_if(change, b.batch, std::nullopt, b.tokens_per_s, report::Provenance::not_measured, e.what()));
+    return;
+  }
+  // Every expert's weights at this TP: at a very large batch every expert is touched.
+  double all_weights = workload::decode_step(rq.model, {tp, 1 << 20, 0, 2}).weight_bytes();
+  std::optional<std::int64_t> gpu_memory;
+  if (r.topology && !r.topology->gpus.empty()) gpu_memory = r.topology->gpus.front().memory_bytes;
+  std::string memory = gpu_memory ? fmt::format("{:.0f} GB of weights per GPU against {:.0f} GB", all_weights / 1e9,
+                                                static_cast<double>(*gpu_memory) / 1e9)
+                                  : fmt::format("{:.0f} GB of weights per GPU; GPU memory unknown, not checked", all_weights / 1e9);
+  if (gpu_memory && all_weights > 0.9 * static_cast<double>(*gpu_memory)) {
+    out.push_back(what_if(change, b.batch, std::nullopt, b.tokens_per_s, report::Provenance::not_measured,
+                          "does not fit: " + memory));
+    return;
+  }
+  auto e = price_step(step, prices);
+  if (!e.bottleneck) {
+    out.push_back(what_if(change, b.batch, std::nullopt, b.tokens_per_s, report::Provenance::not_measured,
+                          fmt::format("no all-reduce or GEMM measured for {} ranks (run `interprobe allreduce` on {} GPUs); {}",
+                                      tp, tp, memory)));
+    return;
+  }
+  out.push_back(what_if(change, b.batch, e.tokens_per_s, b.tokens_per_s, e.provenance,
+                        fmt::format("per replica, {} replicas on the same GPUs; {}", 2, memory)));
+}
+
 void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_prices_for_gpus) {
   const report::BatchEstimate* first = &w.batches.front();
   const report::BatchEstimate& largest = w.batches.back();
@@ -246,6 +305,11 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     w.batches.push_back(to_batch(step, e));
   }
   w.gemm_overtakes_communication_at_batch = rq.tp > 1 ? gemm_overtakes(rq.model, rq, prices) : std::nullopt;
+  for (const report::BatchEstimate* b : {&w.batches.front(), &w.batches.back()}) {
+    if (b == &w.batches.back() && w.batches.size() == 1) break;
+    removal_what_ifs(*b, w.what_ifs);
+    lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
+  }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
   bool gpus = report.topology && !report.topology->gpus.empty();
   bool host_priced = report.compute && std::none_of(report.compute->engines.begin(), report.compute->engines.end(),

@@ -191,3 +191,30 @@ TEST(SeedCase, MetricsRowsCarryTheModeledStepAndItsProvenance) {
   EXPECT_TRUE(latency);
   EXPECT_TRUE(tokens);
 }
+
+// What-ifs: removing the largest cost is an upper bound computed from the same step; half the TP
+// is refused when the weights do not fit the GPU (GLM-5 NVFP4 at TP 4: over 96 GB per GPU).
+TEST(SeedCase, WhatIfsBoundTheLeversAndCheckMemoryBeforeALowerTp) {
+  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
+  bn::AnalyzeOptions assume;
+  assume.assume_gpu = "rtx-pro-6000";
+  auto w = bn::estimate_workload(r, seed_request(), assume);
+  const auto& b1 = w.batches.front();
+  bool removal = false, tp4 = false;
+  for (const auto& wi : w.what_ifs) {
+    if (wi.batch == 1 && wi.change == "without all-reduce latency") {
+      removal = true;
+      double rest_us = b1.modeled_step_us - category(b1, StepCategory::communication_latency);
+      ASSERT_TRUE(wi.tokens_per_s);
+      EXPECT_NEAR(*wi.tokens_per_s, 1e6 / rest_us, 1e-6);
+      EXPECT_NEAR(*wi.gain_fraction, b1.modeled_step_us / rest_us - 1, 1e-9);
+    }
+    if (wi.batch == 1 && wi.change == "TP 4") {
+      tp4 = true;
+      EXPECT_FALSE(wi.tokens_per_s);
+      EXPECT_TRUE(contains(wi.note, "does not fit")) << wi.note;
+    }
+  }
+  EXPECT_TRUE(removal);
+  EXPECT_TRUE(tp4);
+}
