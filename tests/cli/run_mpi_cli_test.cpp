@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "report/model/json.hpp"
+#include "report/model/report_file_writer.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
 
@@ -93,6 +94,29 @@ TEST(RunMpi, TwoRanksMeasureTheMpiAllreduceAndRankZeroAlonePrintsOneReport) {
   EXPECT_EQ(r.probe("bandwidth")->status, ProbeStatus::skipped);  // --only still applies
   std::ofstream(tree.path() / "r.json") << p.out;
   expect_valid(tree.path() / "r.json");
+}
+
+TEST(RunMpi, AFullRunPrintsTheTextReportOnceAndRankZeroWritesTheFile) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
+  interprobe::testing::TempTree tree;
+  auto file = tree.path() / "r.json";
+  auto p = mpiexec({"-np", "2", INTERPROBE_BINARY, "run", "-o", file.string(), "-q"}, 240);
+  std::cout << "mpirun -np 2 interprobe run -o r.json took " << p.seconds << " s\n";
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(occurrences(p.out, "all-reduce: mpi default 2 ranks"), 1u) << p.out;  // one text report, from rank 0
+  EXPECT_EQ(p.out.find("\x1b["), std::string::npos);  // no colour codes on mpirun's pseudo-terminal
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto r = interprobe::report::parse_report_text(text, file.string());
+  for (const char* name : {"system", "topology", "virtualization", "bandwidth", "collective", "compute"}) {
+    ASSERT_NE(r.probe(name), nullptr) << name;
+    EXPECT_NE(r.probe(name)->status, ProbeStatus::failed) << name << ": " << r.probe(name)->reason.value_or("");
+    EXPECT_NE(r.probe(name)->status, ProbeStatus::skipped) << name << ": " << r.probe(name)->reason.value_or("");
+  }
+  EXPECT_EQ(r.probe("collective")->status, ProbeStatus::ok);
+  expect_mpi_sweep_across_two_ranks(r);
+  EXPECT_FALSE(fs::exists(interprobe::report::partial_report_path(file.string())));
+  expect_valid(file);
 }
 
 TEST(RunMpi, SimulatedGpusKeepTheNcclSweepBesideTheMpiOne) {
