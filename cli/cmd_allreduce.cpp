@@ -1,9 +1,6 @@
 // `interprobe allreduce`: all-reduce sweeps like nccl-tests' all_reduce_perf, on GPUs through
 // NCCL or on hosts through MPI. Under mpirun every rank runs this; only rank 0 prints and
 // writes the report, and the ranks check first that they were given the same options.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -68,24 +65,6 @@ CollectiveRequest build_request(const AllreduceOptions& o) {
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) r.self_executable = self.string();
   return r;
-}
-
-// World size an MPI launcher announced, without starting MPI (0 when none did).
-int launcher_world_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"}) {
-    if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
-  }
-  return 0;
-}
-
-void silence_stdout() {
-  std::cout.flush();
-  std::fflush(stdout);
-  int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (null_fd >= 0) {
-    ::dup2(null_fd, STDOUT_FILENO);
-    ::close(null_fd);
-  }
 }
 
 int execute_allreduce(const GlobalOptions& global, const AllreduceOptions& o) {

@@ -6,12 +6,15 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/session.hpp"
 #include "cli/workload_options.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/collective/collective_probe.hpp"
+#include "probes/collective/mpi_world.hpp"
 #include "probes/compute/compute_probe.hpp"
 #include "common/errors.hpp"
+#include "common/text.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/topology/topology_probe.hpp"
 #include "probes/virt/virt_probe.hpp"
@@ -28,10 +31,10 @@ std::vector<std::unique_ptr<Probe>> inventory_probes() {
 }
 
 // What the machine does: timed measurements.
-std::vector<std::unique_ptr<Probe>> measurement_probes() {
+std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world, const std::string& mpi_absent) {
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(make_bandwidth_probe(bandwidth_plan(report::BandwidthPlan::quick)));
-  probes.push_back(collective::make_run_collective_probe());
+  probes.push_back(collective::make_run_collective_probe(mpi_world, mpi_absent));
   probes.push_back(make_compute_probe(compute_plan(report::ComputePlan::quick)));
   return probes;
 }
@@ -76,6 +79,107 @@ std::vector<std::unique_ptr<Probe>> select_probes(std::vector<std::unique_ptr<Pr
   return all;
 }
 
+// MPI for `run`: started only when a launcher started this process among others, so a plain
+// `interprobe run` neither loads Open MPI nor differs from before.
+struct RunWorld {
+  collective::RankGroup* world = nullptr;  // null: one process, as without a launcher
+  std::string absent;                      // why a launcher's ranks could not start MPI
+};
+
+RunWorld start_run_world() {
+  if (!collective::launched_by_mpi_launcher() || collective::launcher_world_size() == 1) return {};
+  try {
+    return {&collective::start_mpi(), {}};
+  } catch (const InterruptedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    return {nullptr, fmt::format("started by an MPI launcher, but MPI cannot start here: {}", e.what())};
+  }
+}
+
+// Everything that decides what the ranks do, compared before the first collective.
+std::string run_digest(const GlobalOptions& o, const ProbeSelection& selection) {
+  return fmt::format("run only={} skip={} root={} output={} json={} format={} quiet={} verbose={} libs={},{},{},{}",
+                     fmt::join(selection.only, ","), fmt::join(selection.skip, ","), o.root.value_or("-"),
+                     o.output.value_or("-"), o.json, o.format, o.quiet, o.verbose, o.nvml_lib.value_or("-"),
+                     o.nccl_lib.value_or("-"), o.cublaslt_lib.value_or("-"), o.cuda_lib.value_or("-"));
+}
+
+int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const InputError*>(&e)) return kExitUsage;
+  if (dynamic_cast<const InterruptedError*>(&e)) return kExitInterrupted;
+  return kExitInternal;
+}
+
+// Rank 0's way out: the others return `code` too; when they cannot be told, MPI_Abort ends them.
+void release_other_ranks(collective::RankGroup& world, int code) {
+  try {
+    collective::end_run_ranks(world, code);
+  } catch (const std::exception&) {
+    collective::finish_mpi(false, code);
+  }
+  collective::finish_mpi(true, code);
+}
+
+// The bottleneck ranking after the probes: a replayed tree measures nothing, so there is nothing
+// to rank; a live machine always gets the section, which says what is missing.
+std::function<void(report::Report&)> ranking(std::shared_ptr<PreparedWorkloads> prepared) {
+  return [prepared](report::Report& r) {
+    if (r.host.live || r.compute || r.collective) r.bottlenecks = rank_workloads(r, *prepared);
+  };
+}
+
+int execute_run(const GlobalOptions& options, const ProbeSelection& selection, const WorkloadOptions& workloads) {
+  auto all_probes = [](collective::RankGroup* world, const std::string& absent) {
+    auto probes = inventory_probes();
+    for (auto& p : measurement_probes(world, absent)) probes.push_back(std::move(p));
+    return probes;
+  };
+  select_probes(all_probes(nullptr, {}), selection);  // bad --only/--skip: exit 2 on every rank, before MPI starts
+  auto rank_after = ranking(std::make_shared<PreparedWorkloads>(prepare_workloads(workloads)));  // bad models too
+  RunWorld mpi = start_run_world();
+  if (!mpi.world && !mpi.absent.empty()) {
+    // Without MPI the ranks cannot agree on anything: rank 0 reports alone and says why.
+    if (auto rank = collective::launcher_world_rank(); rank && *rank != 0) {
+      std::cerr << fmt::format("interprobe: rank {}: {}; rank 0 writes the report\n", *rank, printable(mpi.absent));
+      return kExitOk;
+    }
+  }
+  const auto probes = select_probes(all_probes(mpi.world, mpi.absent), selection);
+  GlobalOptions o = options;
+  if (collective::launched_by_mpi_launcher()) o.no_color = true;  // mpirun hands its ranks a pseudo-terminal
+  if (!mpi.world) return run_session(o, probes, UnsupportedPolicy::record, rank_after).exit_code;
+  collective::RankGroup& world = *mpi.world;
+  try {
+    collective::agree_on_options(world, run_digest(options, selection), "run");
+  } catch (const InputError&) {
+    collective::finish_mpi(true, kExitUsage);  // every rank threw: they end together
+    throw;
+  }
+  if (world.process_rank() != 0) {
+    silence_stdout();
+    int code = kExitInternal;
+    try {
+      code = collective::follow_run_ranks(world);
+    } catch (const std::exception& e) {
+      std::cerr << "interprobe: error on rank " << world.process_rank() << ": " << printable(e.what()) << "\n";
+      collective::finish_mpi(false, kExitInternal);
+      throw;
+    }
+    collective::finish_mpi(true, code);
+    return code;
+  }
+  int code = kExitInternal;
+  try {
+    code = run_session(o, probes, UnsupportedPolicy::record, rank_after).exit_code;
+  } catch (const std::exception& e) {
+    release_other_ranks(world, exit_code_of(e));
+    throw;
+  }
+  release_other_ranks(world, code);
+  return code;
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& app, GlobalOptions& options) {
@@ -90,19 +194,7 @@ Command add_run_command(CLI::App& app, GlobalOptions& options) {
       ->type_name("NAME,...");
   auto workloads = std::make_shared<WorkloadOptions>();
   add_workload_options(c.app, *workloads);
-  c.execute = [&options, selection, workloads]() {
-    auto probes = inventory_probes();
-    for (auto& p : measurement_probes()) probes.push_back(std::move(p));
-    probes = select_probes(std::move(probes), *selection);
-    // Models and options are checked before anything is measured.
-    auto prepared = std::make_shared<PreparedWorkloads>(prepare_workloads(*workloads));
-    auto rank = [prepared](report::Report& r) {
-      // A replayed tree measures nothing, so there is nothing to rank; a live machine always gets
-      // the section, which says what is missing when a probe could not run.
-      if (r.host.live || r.compute || r.collective) r.bottlenecks = rank_workloads(r, *prepared);
-    };
-    return run_session(options, probes, UnsupportedPolicy::record, rank).exit_code;
-  };
+  c.execute = [&options, selection, workloads]() { return execute_run(options, *selection, *workloads); };
   return c;
 }
 

@@ -2,11 +2,16 @@
 // One file per subcommand; each registers itself on the app and returns how to execute it.
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "probes/runner/probe.hpp"
 
 #include "cli/global_options.hpp"
+
+namespace interprobe::collective {
+class RankGroup;
+}
 
 namespace CLI {
 class App;
@@ -21,7 +26,10 @@ struct Command {
 
 // The probes of `interprobe run`, in order (cmd_run.cpp): inventory first, then measurements.
 std::vector<std::unique_ptr<Probe>> inventory_probes();
-std::vector<std::unique_ptr<Probe>> measurement_probes();
+// `mpi_world`: the ranks of `mpirun -np N interprobe run` (collective measures MPI across them);
+// `mpi_absent`: why a launcher's ranks could not start MPI.
+std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world = nullptr,
+                                                       const std::string& mpi_absent = {});
 
 Command add_run_command(CLI::App& app, GlobalOptions& options);
 Command add_snapshot_command(CLI::App& app, GlobalOptions& options);

@@ -1,5 +1,6 @@
 #include "cli/session.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,6 +109,16 @@ report::ToolInfo tool_info(bool list_all_libraries, bool live) {
   t.libraries = list_all_libraries ? all_vendor_libraries_info() : opened_vendor_libraries();
   if (t.libraries.empty()) t.libraries_not_probed = "no probe of this run opened one (--verbose lists those installed)";
   return t;
+}
+
+void silence_stdout() {
+  std::cout.flush();
+  std::fflush(stdout);
+  int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::close(null_fd);
+  }
 }
 
 void emit_report(const report::Report& report, const GlobalOptions& o) {

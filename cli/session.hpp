@@ -41,6 +41,9 @@ std::string utc_now_iso8601();
 // Fills tool name/version/features and, on a live root, the vendor libraries this process has
 // opened so far, or (`list_all_libraries`) every one, located on disk without loading it.
 report::ToolInfo tool_info(bool list_all_libraries, bool live);
+// Points stdout at /dev/null: the ranks of an MPI job other than 0 print nothing (mpirun merges
+// every rank's stdout into one, where a second report would corrupt the first).
+void silence_stdout();
 // Prints the report in the chosen format (and writes -o); throws InputError on bad options.
 void emit_report(const report::Report& report, const GlobalOptions& options);
 

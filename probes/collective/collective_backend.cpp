@@ -1,6 +1,7 @@
 #include "probes/collective/collective_backend.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
@@ -25,6 +26,14 @@ std::uint64_t CollectiveBackend::count_wrong(const std::byte* expected, std::siz
   return wrong;
 }
 
+std::uint64_t RankGroup::broadcast_word(std::uint64_t word) {
+  std::vector<std::byte> blob(sizeof word);
+  std::memcpy(blob.data(), &word, sizeof word);
+  const auto theirs = broadcast(blob);
+  if (theirs.size() == sizeof word) std::memcpy(&word, theirs.data(), sizeof word);
+  return word;
+}
+
 void SingleProcessGroup::abort_all(const std::string& why, int) {
   // No other process can be waiting on this one: an ordinary error is enough.
   throw std::runtime_error(why);
@@ -36,6 +45,34 @@ bool launched_by_mpi_launcher() {
     if (const char* v = std::getenv(name); v && *v) return true;
   }
   return false;
+}
+
+namespace {
+
+std::optional<int> integer_variable(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  const long value = std::strtol(v, &end, 10);
+  if (*end != '\0' || value < 0 || value > 1 << 24) return std::nullopt;
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+int launcher_world_size() {
+  // Open MPI, MPICH/Hydra and Intel MPI (PMI), MVAPICH, Slurm's srun.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"}) {
+    if (auto v = integer_variable(name)) return *v;
+  }
+  return 0;
+}
+
+std::optional<int> launcher_world_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    if (auto v = integer_variable(name)) return v;
+  }
+  return std::nullopt;
 }
 
 }  // namespace interprobe::collective

@@ -30,27 +30,6 @@ std::optional<AllreduceVariant>& nccl_variant_of_this_process() {
   return variant;
 }
 
-// Ranks compare their options before the first collective: a rank started with other options
-// would call other collectives and every rank would wait for ever.
-void agree_on_options(RankGroup& group, const std::string& mine) {
-  if (group.process_count() == 1) return;
-  std::vector<std::byte> blob(mine.size());
-  std::transform(mine.begin(), mine.end(), blob.begin(), [](char c) { return static_cast<std::byte>(c); });
-  const auto theirs = group.broadcast(blob);
-  const bool same = theirs == blob;
-  const std::uint64_t differing = group.sum_over_processes(same ? 0 : 1);
-  if (differing == 0) return;
-  std::string rank0(theirs.size(), ' ');
-  std::transform(theirs.begin(), theirs.end(), rank0.begin(), [](std::byte b) { return static_cast<char>(b); });
-  if (same)
-    throw InputError(fmt::format("{} of {} MPI ranks were started with options other than rank 0's ({}); give every rank "
-                                 "the same allreduce options",
-                                 differing, group.process_count(), rank0));
-  throw InputError(fmt::format("MPI rank {} was started with options other than rank 0's: rank 0 has '{}', rank {} has "
-                               "'{}'; give every rank the same allreduce options",
-                               group.process_rank(), rank0, group.process_rank(), mine));
-}
-
 class AllreduceProbe final : public Probe {
  public:
   AllreduceProbe(CollectiveRequest request, RankGroup& group, BackendFactory factory)
@@ -67,7 +46,7 @@ class AllreduceProbe final : public Probe {
     if (nccl && group_.process_count() > 1 && request_.variants.size() > 1)
       throw InputError("--variant: under mpirun give one variant per launch (NCCL reads NCCL_P2P_DISABLE and "
                        "NCCL_SHM_DISABLE once per process); run mpirun once per variant");
-    agree_on_options(group_, digest_text(request_.plan, request_.backend, request_.variants));
+    agree_on_options(group_, digest_text(request_.plan, request_.backend, request_.variants), "allreduce");
     if (!report.collective) report.collective.emplace();
     for (AllreduceVariant variant : request_.variants) {
       const auto& applied = nccl_variant_of_this_process();
@@ -204,41 +183,7 @@ std::unique_ptr<CollectiveBackend> real_backend(AllreduceBackend backend, RankGr
   return make_nccl_backend(group);
 }
 
-class RunCollectiveProbe final : public Probe {
- public:
-  std::string name() const override { return "collective"; }
-  void run(const ProbeContext& ctx, report::Report& report) override {
-    if (!ctx.root.is_live()) throw UnsupportedError("replaying a --root tree: all-reduce sweeps need the live machine");
-    constexpr const char* kMpiHint =
-        "the MPI backend is not run inside `run`: measure host collectives with `mpirun -np N interprobe allreduce "
-        "--backend mpi`";
-    std::string why;
-    const int gpus = visible_gpu_count(&why);  // compiled out: 0, and why says so
-    if (gpus == 0) throw UnsupportedError(fmt::format("{}; {}", why, kMpiHint));
-    if (gpus == 1)
-      throw UnsupportedError(fmt::format("one GPU: an all-reduce needs two or more ranks; `interprobe allreduce --backend nccl` "
-                                         "measures it anyway; {}",
-                                         kMpiHint));
-    CollectiveRequest request;
-    request.plan = run_plan();
-    AllreduceProbe inner(request, group_, [](RankGroup& g, AllreduceVariant) { return make_nccl_backend(g); });
-    inner.run(ctx, report);
-  }
-
- private:
-  SingleProcessGroup group_;
-};
-
 }  // namespace
-
-SweepPlan run_plan() {
-  SweepPlan plan;
-  plan.sizes_bytes = geometric_sizes(8, 128ull << 20, 2);
-  plan.samples = 3;
-  plan.warmup_iterations = 3;
-  plan.budget_s = 0.2;
-  return plan;
-}
 
 std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup& group, BackendFactory factory) {
   return std::make_unique<AllreduceProbe>(std::move(request), group, std::move(factory));
@@ -250,7 +195,24 @@ std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup
                               [backend](RankGroup& g, AllreduceVariant) { return real_backend(backend, g); });
 }
 
-std::unique_ptr<Probe> make_run_collective_probe() { return std::make_unique<RunCollectiveProbe>(); }
+void agree_on_options(RankGroup& group, const std::string& mine, std::string_view command) {
+  if (group.process_count() == 1) return;
+  std::vector<std::byte> blob(mine.size());
+  std::transform(mine.begin(), mine.end(), blob.begin(), [](char c) { return static_cast<std::byte>(c); });
+  const auto theirs = group.broadcast(blob);
+  const bool same = theirs == blob;
+  const std::uint64_t differing = group.sum_over_processes(same ? 0 : 1);
+  if (differing == 0) return;
+  std::string rank0(theirs.size(), ' ');
+  std::transform(theirs.begin(), theirs.end(), rank0.begin(), [](std::byte b) { return static_cast<char>(b); });
+  if (same)
+    throw InputError(fmt::format("{} of {} MPI ranks were started with options other than rank 0's ({}); give every rank "
+                                 "the same {} options",
+                                 differing, group.process_count(), rank0, command));
+  throw InputError(fmt::format("MPI rank {} was started with options other than rank 0's: rank 0 has '{}', rank {} has "
+                               "'{}'; give every rank the same {} options",
+                               group.process_rank(), rank0, group.process_rank(), mine, command));
+}
 
 std::vector<std::string> child_arguments(const CollectiveRequest& request, AllreduceVariant variant) {
   const auto& plan = request.plan;

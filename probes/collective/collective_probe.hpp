@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "probes/collective/collective_backend.hpp"
@@ -30,9 +31,24 @@ std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup
 std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup& group, BackendFactory factory);
 
 // `interprobe run`: NCCL over every GPU of this process when there are two or more, with
-// run_plan(); otherwise `unsupported` with the reason. It never starts MPI (see README).
-std::unique_ptr<Probe> make_run_collective_probe();
+// run_plan(); and, when `mpi_world` spans two or more processes (`mpirun -np N interprobe run`,
+// this probe on rank 0), the MPI all-reduce across them with run_mpi_plan(). Neither: `unsupported`
+// with the reason, where `mpi_absent` says why MPI was not started (empty: no launcher).
+std::unique_ptr<Probe> make_run_collective_probe(RankGroup* mpi_world = nullptr, std::string mpi_absent = {});
 SweepPlan run_plan();
+SweepPlan run_mpi_plan();
+
+// The other ranks of `run` under mpirun: they wait, without spinning a core, for rank 0's word,
+// take part in each MPI sweep its collective probe starts, and return the exit code rank 0 ends
+// with (end_run_ranks). They write nothing.
+int follow_run_ranks(RankGroup& world);
+// Rank 0, on every way out of `run` once the other ranks follow: they return `exit_code`.
+void end_run_ranks(RankGroup& world, int exit_code);
+
+// Ranks compare their options before the first collective: a rank started with other options
+// would call other collectives and every rank would wait for ever. A mismatch throws InputError
+// on every rank. `command` names the options in the message.
+void agree_on_options(RankGroup& group, const std::string& mine, std::string_view command);
 
 // Command-line arguments that measure `variant` of `request` in a child `interprobe`.
 std::vector<std::string> child_arguments(const CollectiveRequest& request, report::AllreduceVariant variant);

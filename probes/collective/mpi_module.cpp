@@ -2,6 +2,8 @@
 // mpi.h and the only object linked with libmpi; it uses nothing else of interprobe.
 #include <mpi.h>
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "probes/collective/mpi_shim.hpp"
@@ -52,6 +54,20 @@ int sum_doubles(double* values, int count) { return MPI_Allreduce(MPI_IN_PLACE, 
 int sum_u64(std::uint64_t* value) { return MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD); }
 int sum_int(int* value) { return MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); }
 
+// Open MPI's blocking collectives busy-poll: a rank waiting seconds for rank 0 would take a
+// core from the bandwidth and compute probes rank 0 is timing meanwhile.
+int bcast_u64_idle(std::uint64_t* value, int poll_us) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Ibcast(value, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &request);
+  const timespec pause{0, static_cast<long>(poll_us) * 1000};
+  for (int done = 0; rc == MPI_SUCCESS;) {
+    rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    nanosleep(&pause, nullptr);
+  }
+  return rc;
+}
+
 int create_sum16_ops(interprobe_mpi_sum16_fn half, interprobe_mpi_sum16_fn bfloat16) {
   half_sum_fn = half;
   bfloat16_sum_fn = bfloat16;
@@ -96,7 +112,7 @@ void library_version(char* text, int capacity) {
 const interprobe_mpi_shim shim = {
     interprobe::collective::kMpiShimAbi, init_funneled, finalized, finalize, abort_world, world_rank_size,
     node_rank_size, barrier, bcast_bytes, bcast_u64, max_doubles, sum_u64, sum_int, create_sum16_ops,
-    free_sum16_ops, allreduce_sum, error_string, library_version, sum_doubles};
+    free_sum16_ops, allreduce_sum, error_string, library_version, sum_doubles, bcast_u64_idle};
 
 }  // namespace
 

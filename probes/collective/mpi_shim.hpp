@@ -1,7 +1,7 @@
 #pragma once
 // The C interface of interprobe-mpi.so, the only object that links MPI. interprobe opens it at
-// run time, when the `allreduce` command starts MPI, so the binary starts (and every other
-// command runs) on a machine without Open MPI; MpiWorld and the MPI backend call MPI through
+// run time, when `allreduce` (or `run` under an MPI launcher) starts MPI, so the binary starts
+// (and every other command runs) on a machine without Open MPI; MpiWorld and the MPI backend call MPI through
 // these pointers. Plain C types only: MPI's handles (MPI_COMM_WORLD, MPI_FLOAT) differ between
 // Open MPI and MPICH and stay inside the module, built against the MPI found at configure time.
 // Every int result is an MPI error code (MPI_SUCCESS is 0).
@@ -33,6 +33,9 @@ struct interprobe_mpi_shim {
   void (*error_string)(int code, char* text, int capacity);
   void (*library_version)(char* text, int capacity);  // MPI_Get_library_version
   int (*sum_doubles)(double* values, int count);   // in place, over MPI_COMM_WORLD (ABI 2)
+  // MPI_Bcast of one word from rank 0 that waits by polling with a sleep between tests, not by
+  // spinning: a rank of `run` waits here while rank 0 probes alone (ABI 3).
+  int (*bcast_u64_idle)(std::uint64_t* value, int poll_us);
 };
 
 // The module's one exported symbol.
@@ -41,7 +44,7 @@ const interprobe_mpi_shim* interprobe_mpi_shim_v1(void);
 
 namespace interprobe::collective {
 
-inline constexpr int kMpiShimAbi = 2;
+inline constexpr int kMpiShimAbi = 3;
 inline constexpr const char* kMpiShimSymbol = "interprobe_mpi_shim_v1";
 inline constexpr const char* kMpiModuleFile = "interprobe-mpi.so";
 

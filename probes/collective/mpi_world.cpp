@@ -46,6 +46,10 @@ class MpiWorld final : public RankGroup {
     check(mpi_.bcast_bytes(out.data(), static_cast<int>(length)), "MPI_Bcast");
     return out;
   }
+  std::uint64_t broadcast_word(std::uint64_t word) override {
+    check(mpi_.bcast_u64_idle(&word, 1000), "MPI_Ibcast(word)");  // 1 ms polls: idle, yet prompt
+    return word;
+  }
   void max_over_processes(std::vector<double>& values) override {
     check(mpi_.max_doubles(values.data(), static_cast<int>(values.size())), "MPI_Allreduce(max)");
   }

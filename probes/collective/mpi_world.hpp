@@ -1,6 +1,6 @@
 #pragma once
-// MPI for the collective probe: started once per process by the `allreduce` command, ended
-// when the command ends. MPI is called through interprobe-mpi.so (mpi_shim.hpp), the only object
+// MPI for the collective probe: started once per process by `allreduce`, and by `run` when an
+// MPI launcher started it among other ranks; ended when the command ends. MPI is called through interprobe-mpi.so (mpi_shim.hpp), the only object
 // linked with libmpi, loaded by start_mpi(); without MPI in the build these throw
 // UnsupportedError saying how to rebuild.
 #include <memory>

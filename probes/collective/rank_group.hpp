@@ -5,6 +5,7 @@
 // MPI_COMM_WORLD (probes/collective/mpi_world.hpp).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ class RankGroup {
   // Element-wise mean over processes, in place (nccl-tests reports the mean rank's time).
   virtual void mean_over_processes(std::vector<double>& values) = 0;
   virtual std::uint64_t sum_over_processes(std::uint64_t value) = 0;
+  // Every process returns process 0's word. The others may wait here for long (while process 0
+  // of `run` probes alone), so an MPI group waits without spinning a core.
+  virtual std::uint64_t broadcast_word(std::uint64_t word);
   // Ends every process of the job at once: for a failure only some processes saw, which would
   // otherwise leave the others waiting in a collective for ever.
   [[noreturn]] virtual void abort_all(const std::string& why, int exit_code) = 0;
@@ -50,5 +54,9 @@ class SingleProcessGroup final : public RankGroup {
 // Whether this process was started by an MPI launcher (OpenMPI, MPICH/Hydra, PMIx, Slurm's
 // srun with PMI): decided from the environment, without initializing MPI.
 bool launched_by_mpi_launcher();
+// The world size and this process's rank the launcher announced, without starting MPI: 0 and
+// nullopt when it announced none (a PMIx-only launch says the rank but not always the size).
+int launcher_world_size();
+std::optional<int> launcher_world_rank();
 
 }  // namespace interprobe::collective
