@@ -156,7 +156,8 @@ void lower_tp_what_if(const report::Report& r, const WorkloadRequest& rq, const 
   if (r.topology && !r.topology->gpus.empty()) gpu_memory = r.topology->gpus.front().memory_bytes;
   std::string memory = gpu_memory ? fmt::format("{:.0f} GB of weights per GPU against {:.0f} GB", all_weights / 1e9,
                                                 static_cast<double>(*gpu_memory) / 1e9)
-                                  : fmt::format("{:.0f} GB of weights per GPU; GPU memory unknown, not checked", all_weights / 1e9);
+                                  : fmt::format("{:.0f} GB of weights per rank; no GPU memory in the report, not checked",
+                                                all_weights / 1e9);
   if (gpu_memory && all_weights > 0.9 * static_cast<double>(*gpu_memory)) {
     out.push_back(what_if(change, b.batch, std::nullopt, b.tokens_per_s, report::Provenance::not_measured,
                           "does not fit: " + memory));
@@ -170,7 +171,7 @@ void lower_tp_what_if(const report::Report& r, const WorkloadRequest& rq, const 
     return;
   }
   out.push_back(what_if(change, b.batch, e.tokens_per_s, b.tokens_per_s, e.provenance,
-                        fmt::format("per replica, {} replicas on the same GPUs; {}", 2, memory)));
+                        fmt::format("per replica, 2 replicas on the same devices; {}", memory)));
 }
 
 void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_prices_for_gpus) {
