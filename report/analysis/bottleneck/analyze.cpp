@@ -174,18 +174,61 @@ void lower_tp_what_if(const report::Report& r, const WorkloadRequest& rq, const 
                         fmt::format("per replica, 2 replicas on the same devices; {}", memory)));
 }
 
-void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_prices_for_gpus) {
-  const report::BatchEstimate* first = &w.batches.front();
-  const report::BatchEstimate& largest = w.batches.back();
-  // An observation judges the batch it was made at; the worst-explained one decides.
+// An observation judges the batch it was made at; the worst-explained one decides.
+const report::BatchEstimate* worst_explained(const report::WorkloadEstimate& w) {
   const report::BatchEstimate* observed = nullptr;
+  auto unexplained = [](const report::BatchEstimate& b) { return *b.residual_us / *b.observed_step_us; };
   for (const auto& b : w.batches)
-    if (b.observed_step_us && b.residual_us &&
-        (!observed || *b.residual_us / *b.observed_step_us > *observed->residual_us / *observed->observed_step_us))
-      observed = &b;
-  if (observed) first = observed;
+    if (b.observed_step_us && b.residual_us && (!observed || unexplained(b) > unexplained(*observed))) observed = &b;
+  return observed;
+}
+
+// Why batching helps whatever the bottleneck: the step's fixed costs are shared by the batch.
+std::string batching_note(const report::WorkloadEstimate& w) {
+  std::string curve, seen;
+  for (const auto& b : w.batches) {
+    curve += fmt::format("{}{} at batch {}", curve.empty() ? "" : ", ", format_significant(b.tokens_per_s), b.batch);
+    if (b.observed_step_us)
+      seen += fmt::format("{}{} at {}", seen.empty() ? "" : ", ",
+                          format_significant(static_cast<double>(b.batch) / (*b.observed_step_us * 1e-6)), b.batch);
+  }
+  return fmt::format("batching raises tokens/s whatever limits the step: the all-reduces' latency, the launches and "
+                     "the weights read are paid once per step and shared by the batch; modeled tokens/s {}{}",
+                     curve, seen.empty() ? "" : "; observed " + seen);
+}
+
+// What the numbers are made of, and how much of reality they account for.
+void set_confidence(report::WorkloadEstimate& w, const report::BatchEstimate& judged, bool observed, double unexplained,
+                    bool host_prices_for_gpus) {
+  report::Provenance worst_part = judged.provenance;
+  bool all_priced = std::all_of(judged.categories.begin(), judged.categories.end(),
+                                [](const report::CategoryTime& c) { return c.time_us.has_value(); });
+  auto set = [&](report::Confidence c, std::string why) {
+    w.confidence = c;
+    w.confidence_reason = std::move(why);
+  };
+  std::string unexplained_text = fmt::format("{:.0f}% of the observed step is unexplained", 100 * unexplained);
+  if (host_prices_for_gpus)
+    set(report::Confidence::low, "GEMMs and memory were priced by the host CPU engine while this machine has GPUs");
+  else if (observed && unexplained > kUnexplainedLimit) set(report::Confidence::low, unexplained_text);
+  else if (worst_part == report::Provenance::assumed)
+    set(report::Confidence::low, "parts are priced from published specs (assumed), not measured here");
+  else if (!all_priced) set(report::Confidence::medium, "some categories have no price (see not priced)");
+  else if (worst_part == report::Provenance::extrapolated)
+    set(report::Confidence::medium, "parts are extrapolated (outside the measured range, or another dtype standing in)");
+  else if (observed && unexplained > kHighConfidenceResidual) set(report::Confidence::medium, unexplained_text);
+  else if (observed)
+    set(report::Confidence::high, fmt::format("every part measured or interpolated; the model explains {:.0f}% of the "
+                                              "observed step", 100 * (1 - unexplained)));
+  else set(report::Confidence::high, "every part measured or interpolated (no observed speed given to check against)");
+}
+
+void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_prices_for_gpus) {
+  const report::BatchEstimate* observed = worst_explained(w);
+  const report::BatchEstimate& judged = observed ? *observed : w.batches.front();
+  const report::BatchEstimate& largest = w.batches.back();
   std::string who = fmt::format("{} at TP {}", w.model, w.tp);
-  if (!first->bottleneck) {
+  if (!judged.bottleneck) {
     w.verdict = fmt::format("{}: cannot rank communication against compute: not measured: {}", who,
                             w.not_priced.empty() ? "see notes" : fmt::format("{}", fmt::join(w.not_priced, "; ")));
     w.lever = "measure on this machine: `interprobe run` (or `interprobe compute` and `interprobe allreduce`), or "
@@ -194,21 +237,20 @@ void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_price
     w.confidence_reason = "the categories that decide the ranking were not measured";
     return;
   }
-  StepCategory top = *first->bottleneck;
-  std::string verdict = fmt::format("{}: at batch {} {} is {:.0f}% of a modeled {} ms step ({} tokens/s)", who,
-                                    first->batch, phrase(top), 100 * first->bottleneck_fraction.value_or(0),
-                                    format_significant(first->modeled_step_us / 1e3), format_significant(first->tokens_per_s));
-  if (largest.bottleneck && &largest != first)
-    verdict += fmt::format("; at batch {}: {} ({:.0f}%)", largest.batch, phrase(*largest.bottleneck),
-                           100 * largest.bottleneck_fraction.value_or(0));
-  w.lever = lever_for(top, r, *first, largest);
+  StepCategory top = *judged.bottleneck;
+  w.verdict = fmt::format("{}: at batch {} {} is {:.0f}% of a modeled {} ms step ({} tokens/s)", who, judged.batch,
+                          phrase(top), 100 * judged.bottleneck_fraction.value_or(0),
+                          format_significant(judged.modeled_step_us / 1e3), format_significant(judged.tokens_per_s));
+  if (largest.bottleneck && &largest != &judged)
+    w.verdict += fmt::format("; at batch {}: {} ({:.0f}%)", largest.batch, phrase(*largest.bottleneck),
+                             100 * largest.bottleneck_fraction.value_or(0));
+  w.lever = lever_for(top, r, judged, largest);
   double unexplained = observed ? *observed->residual_us / *observed->observed_step_us : 0;
   if (observed && unexplained > kUnexplainedLimit) {
-    verdict = fmt::format("{}: the model explains {:.0f}% of the observed {:.1f} ms step at batch {}; {:.1f} ms is "
-                          "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms)",
-                          who, 100 * (1 - unexplained), *observed->observed_step_us / 1e3, observed->batch,
-                          *observed->residual_us / 1e3, phrase(top),
-                          category_us(*observed, top) / 1e3);
+    w.verdict = fmt::format("{}: the model explains {:.0f}% of the observed {:.1f} ms step at batch {}; {:.1f} ms is "
+                            "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms)",
+                            who, 100 * (1 - unexplained), *observed->observed_step_us / 1e3, observed->batch,
+                            *observed->residual_us / 1e3, phrase(top), category_us(*observed, top) / 1e3);
     w.lever = "measure what the model leaves out before changing the machine: all-reduce latency in a dependent chain "
               "with compute between calls, SM activity during decode, skew between ranks; batching helps meanwhile";
     w.notes.push_back("GPU utilization (NVML) counts any running kernel, NCCL's busy-wait kernels included: \"100% "
@@ -218,47 +260,8 @@ void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_price
                       "(the sweep times back-to-back calls), SM and tensor activity during decode (NVML GPM), the skew "
                       "between ranks at each all-reduce (a late rank makes every other wait)");
   }
-  w.verdict = verdict;
-  if (w.batches.size() > 1 && w.tp > 1) {
-    // Why batching helps whatever the bottleneck: the step's fixed costs are shared by the batch.
-    std::string curve, seen;
-    for (const auto& b : w.batches) {
-      curve += fmt::format("{}{} at batch {}", curve.empty() ? "" : ", ", format_significant(b.tokens_per_s), b.batch);
-      if (b.observed_step_us)
-        seen += fmt::format("{}{} at {}", seen.empty() ? "" : ", ",
-                            format_significant(static_cast<double>(b.batch) / (*b.observed_step_us * 1e-6)), b.batch);
-    }
-    w.notes.push_back(fmt::format("batching raises tokens/s whatever limits the step: the all-reduces' latency, the "
-                                  "launches and the weights read are paid once per step and shared by the batch; "
-                                  "modeled tokens/s {}{}",
-                                  curve, seen.empty() ? "" : "; observed " + seen));
-  }
-  // Confidence: what the numbers are made of, and how much of reality they account for.
-  report::Provenance worst_part = first->provenance;
-  bool all_priced = std::all_of(first->categories.begin(), first->categories.end(),
-                                [](const report::CategoryTime& c) { return c.time_us.has_value(); });
-  if (host_prices_for_gpus) {
-    w.confidence = report::Confidence::low;
-    w.confidence_reason = "GEMMs and memory were priced by the host CPU engine while this machine has GPUs";
-  } else if (observed && unexplained > kUnexplainedLimit) {
-    w.confidence = report::Confidence::low;
-    w.confidence_reason = fmt::format("{:.0f}% of the observed step is unexplained", 100 * unexplained);
-  } else if (worst_part == report::Provenance::assumed) {
-    w.confidence = report::Confidence::low;
-    w.confidence_reason = "parts are priced from published specs (assumed), not measured here";
-  } else if (worst_part == report::Provenance::extrapolated || !all_priced ||
-             (observed && unexplained > kHighConfidenceResidual)) {
-    w.confidence = report::Confidence::medium;
-    w.confidence_reason = !all_priced ? "some categories have no price (see not priced)"
-                          : worst_part == report::Provenance::extrapolated
-                              ? "parts are extrapolated beyond the measured range"
-                              : fmt::format("{:.0f}% of the observed step is unexplained", 100 * unexplained);
-  } else {
-    w.confidence = report::Confidence::high;
-    w.confidence_reason = observed ? fmt::format("every part measured or interpolated; the model explains {:.0f}% of "
-                                                 "the observed step", 100 * (1 - unexplained))
-                                   : "every part measured or interpolated (no observed speed given to check against)";
-  }
+  if (w.batches.size() > 1 && w.tp > 1) w.notes.push_back(batching_note(w));
+  set_confidence(w, judged, observed != nullptr, unexplained, host_prices_for_gpus);
 }
 
 }  // namespace
