@@ -116,7 +116,8 @@ class AllreduceProbe final : public Probe {
                                "that GPU's copy speed, not an interconnect"
                              : "1 rank: nothing crosses a link and busbw is 0 by definition; start it with "
                                "`mpirun -np 2` or more");
-    if (!nccl) s.notes.push_back("MPI_Allreduce on host buffers; --timeout does not apply (use mpirun --timeout)");
+    // An MPI collective cannot be aborted and resumed, so no watchdog bounds it (in `allreduce` or `run`).
+    if (!nccl) s.notes.push_back("MPI_Allreduce on host buffers; no watchdog can abort it: bound the job with mpirun --timeout");
     return s;
   }
 
