@@ -217,6 +217,8 @@ report::Report one_engine(report::ComputeEngineResult e) {
   return r;
 }
 
+// A pointer into a temporary would dangle (ASan caught it): findings must outlive the pointer.
+const report::Finding* find_id(std::vector<report::Finding>&& findings, const std::string& id) = delete;
 const report::Finding* find_id(const std::vector<report::Finding>& findings, const std::string& id) {
   for (const auto& f : findings)
     if (f.id == id) return &f;
@@ -236,7 +238,8 @@ TEST(ComputeRules, PointAboveThePeakSaysThePeakIsNoCeiling) {
   EXPECT_NE(f->affected[0].find("M=64"), std::string::npos);
   // Within 10% of the peak is noise, not a finding.
   e.points[0].peak_fraction = 1.05;
-  EXPECT_FALSE(find_id(analysis::derive_findings(one_engine(e)), "compute.peak_below_shape"));
+  auto within_noise = analysis::derive_findings(one_engine(e));
+  EXPECT_FALSE(find_id(within_noise, "compute.peak_below_shape"));
 }
 
 TEST(ComputeRules, UnsupportedIsInfoAndFailedIsWarnWithTheReason) {
@@ -244,7 +247,8 @@ TEST(ComputeRules, UnsupportedIsInfoAndFailedIsWarnWithTheReason) {
   e.engine = report::ComputeEngineKind::cuda;
   e.status = report::EngineStatus::unsupported;
   e.reason = "no GPU";
-  const auto* f = find_id(analysis::derive_findings(one_engine(e)), "compute.engine_unsupported");
+  auto unsupported = analysis::derive_findings(one_engine(e));
+  const auto* f = find_id(unsupported, "compute.engine_unsupported");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, report::Severity::info);
   EXPECT_NE(f->title.find("no GPU"), std::string::npos);
@@ -267,13 +271,15 @@ TEST(ComputeRules, DecodeFindingNeedsEverySmallMPointMemoryBound) {
     return e;
   };
   auto ridge5 = engine_at(0.05);  // ridge 5 flop per byte: M = 1 and 8 memory-bound, 64 compute
-  const auto* f = find_id(analysis::derive_findings(one_engine(ridge5)), "compute.decode_memory_bound");
+  auto at_ridge5 = analysis::derive_findings(one_engine(ridge5));
+  const auto* f = find_id(at_ridge5, "compute.decode_memory_bound");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->affected.size(), 2u);  // M = 64 is not a decode point
   EXPECT_EQ(std::get<std::int64_t>(f->evidence.at("max_m")), 8);
   auto ridge2 = engine_at(0.02);  // ridge 2: M = 8 turns compute-bound, so decode is not all memory-bound
   ASSERT_EQ(ridge2.points[1].bound, RooflineBound::compute);
-  EXPECT_FALSE(find_id(analysis::derive_findings(one_engine(ridge2)), "compute.decode_memory_bound"));
+  auto at_ridge2 = analysis::derive_findings(one_engine(ridge2));
+  EXPECT_FALSE(find_id(at_ridge2, "compute.decode_memory_bound"));
 }
 
 }  // namespace

@@ -106,7 +106,15 @@ TEST(CudaComputeSimulated, TheLaunchFloorHasAChainAndAGraph) {
   ASSERT_FALSE(engine->launch_floor_unsupported());
   // kernel_us of the simulator; no hold kernel here (the chain measures the launches), so the
   // worker's wake-up at the start counts too.
-  EXPECT_NEAR(engine->empty_launches_s(400) / 400, 2.5e-6, 0.4e-6);
+  double per_kernel_s = engine->empty_launches_s(400) / 400;
+  EXPECT_GE(per_kernel_s, 2.5e-6 * 0.99);  // never faster than the device time
+#if defined(__SANITIZE_ADDRESS__)
+  // Instrumented, the host's enqueue outlasts a 2.5 us kernel: the chain is launch-bound (as a
+  // real GPU is when the host is slower than its kernels).
+  EXPECT_LT(per_kernel_s, 2.5e-6 * 4);
+#else
+  EXPECT_NEAR(per_kernel_s, 2.5e-6, 0.4e-6);
+#endif
   EXPECT_TRUE(any_note_has(*engine, "empty kernels in a CUDA graph: ")) << ::testing::PrintToString(engine->notes());
   EXPECT_FALSE(any_note_has(*engine, "not measured")) << ::testing::PrintToString(engine->notes());
 }
