@@ -14,6 +14,7 @@
 #include "report/model/json.hpp"
 #include "support/mpiexec.hpp"
 #include "support/run_binary.hpp"
+#include "support/schema_check.hpp"
 
 using interprobe::testing::Launch;
 using interprobe::testing::run_interprobe;
@@ -106,12 +107,7 @@ TEST(AllreduceMpi, TwoRanksTwentyFourSizesBusbwFormulaNoWrongRankZeroAlonePrints
   EXPECT_EQ(p.out.find("interprobe report"), std::string::npos);  // no text report from another rank
 
   std::ofstream(dir / "mpi.json") << p.out;
-  std::string python = INTERPROBE_PYTHON3;
-  if (!python.empty() && std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) == 0) {
-    std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
-                      "/report/schema/report.schema.json " + (dir / "mpi.json").string();
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  interprobe::testing::expect_schema_valid(dir / "mpi.json");
   fs::remove_all(dir);
 }
 

@@ -12,6 +12,7 @@
 
 #include "report/model/json.hpp"
 #include "support/mpiexec.hpp"
+#include "support/schema_check.hpp"
 
 namespace fs = std::filesystem;
 using interprobe::report::AllreduceStatus;
@@ -41,13 +42,10 @@ interprobe::testing::Launch run_ranks(const Scratch& scratch, const std::string&
 }
 
 void expect_valid_report(const Scratch& scratch, const std::string& json) {
-  const std::string python = INTERPROBE_PYTHON3;
-  if (python.empty() || std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) != 0) return;
+  if (!interprobe::testing::have_jsonschema()) return;
   const fs::path file = scratch.dir / "report.json";
   std::ofstream(file) << json;
-  const std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
-                          "/report/schema/report.schema.json " + file.string();
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  interprobe::testing::expect_schema_valid(file);
 }
 
 bool has_finding(const interprobe::report::Report& r, const std::string& id) {

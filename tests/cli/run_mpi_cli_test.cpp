@@ -13,6 +13,7 @@
 #include "report/model/json.hpp"
 #include "report/model/report_file_writer.hpp"
 #include "support/run_binary.hpp"
+#include "support/schema_check.hpp"
 #include "support/temp_tree.hpp"
 
 namespace fs = std::filesystem;
@@ -66,14 +67,6 @@ void expect_mpi_sweep_across_two_ranks(const interprobe::report::Report& r) {
   EXPECT_EQ(s->summary.wrong_elements_total, 0);
 }
 
-void expect_valid(const fs::path& file) {
-  std::string python = INTERPROBE_PYTHON3;
-  if (python.empty() || std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) != 0) return;
-  std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
-                    "/report/schema/report.schema.json " + file.string();
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-}
-
 }  // namespace
 
 TEST(RunMpi, TwoRanksMeasureTheMpiAllreduceAndRankZeroAlonePrintsOneReport) {
@@ -93,7 +86,7 @@ TEST(RunMpi, TwoRanksMeasureTheMpiAllreduceAndRankZeroAlonePrintsOneReport) {
   ASSERT_NE(r.probe("bandwidth"), nullptr);
   EXPECT_EQ(r.probe("bandwidth")->status, ProbeStatus::skipped);  // --only still applies
   std::ofstream(tree.path() / "r.json") << p.out;
-  expect_valid(tree.path() / "r.json");
+  interprobe::testing::expect_schema_valid(tree.path() / "r.json");
 }
 
 TEST(RunMpi, AFullRunPrintsTheTextReportOnceAndRankZeroWritesTheFile) {
@@ -116,7 +109,7 @@ TEST(RunMpi, AFullRunPrintsTheTextReportOnceAndRankZeroWritesTheFile) {
   EXPECT_EQ(r.probe("collective")->status, ProbeStatus::ok);
   expect_mpi_sweep_across_two_ranks(r);
   EXPECT_FALSE(fs::exists(interprobe::report::partial_report_path(file.string())));
-  expect_valid(file);
+  interprobe::testing::expect_schema_valid(file);
 }
 
 TEST(RunMpi, SimulatedGpusKeepTheNcclSweepBesideTheMpiOne) {
@@ -138,7 +131,7 @@ TEST(RunMpi, SimulatedGpusKeepTheNcclSweepBesideTheMpiOne) {
   EXPECT_EQ(nccl->ranks, 2);
   EXPECT_EQ(nccl->status, AllreduceStatus::complete) << nccl->reason.value_or("");
   expect_mpi_sweep_across_two_ranks(r);
-  expect_valid(file);
+  interprobe::testing::expect_schema_valid(file);
 }
 
 TEST(RunMpi, RanksWithDifferentOptionsExitTwoNotHang) {

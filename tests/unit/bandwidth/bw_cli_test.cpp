@@ -13,8 +13,10 @@
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
+#include "support/schema_check.hpp"
 
 using interprobe::testing::run_interprobe;
+using interprobe::testing::expect_schema_valid;
 namespace fs = std::filesystem;
 namespace report = interprobe::report;
 
@@ -23,14 +25,6 @@ namespace {
 fs::path temp_dir() {
   char tmpl[] = "/tmp/interprobe-bw-XXXXXX";
   return ::mkdtemp(tmpl);
-}
-
-void expect_schema_valid(const fs::path& file) {
-  std::string python = INTERPROBE_PYTHON3;
-  if (python.empty() || std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) != 0) return;
-  std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
-                    "/report/schema/report.schema.json " + file.string();
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
 }  // namespace

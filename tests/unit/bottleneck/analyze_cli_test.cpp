@@ -9,6 +9,7 @@
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
+#include "support/schema_check.hpp"
 
 using interprobe::testing::run_interprobe;
 namespace fs = std::filesystem;
@@ -39,12 +40,7 @@ TEST(AnalyzeCli, SeedCaseVerdictComesFirstAndTheWrittenReportValidates) {
   ASSERT_EQ(r.bottlenecks->workloads.size(), 1u);
   EXPECT_EQ(r.bottlenecks->workloads[0].tp, 8);
   ASSERT_TRUE(r.collective);  // what was measured is kept
-  std::string python = INTERPROBE_PYTHON3;
-  if (!python.empty() && std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) == 0) {
-    std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
-                      "/report/schema/report.schema.json " + out.string();
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  interprobe::testing::expect_schema_valid(out);
   fs::remove_all(dir);
 }
 

@@ -11,24 +11,14 @@
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
+#include "support/schema_check.hpp"
 
 using interprobe::testing::run_interprobe;
+using interprobe::testing::expect_schema_valid;
 namespace fs = std::filesystem;
 namespace report = interprobe::report;
 
 namespace {
-
-bool have_jsonschema() {
-  std::string python = INTERPROBE_PYTHON3;
-  return !python.empty() && std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) == 0;
-}
-
-void expect_schema_valid(const fs::path& file) {
-  if (!have_jsonschema()) return;
-  std::string cmd = std::string(INTERPROBE_PYTHON3) + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " +
-                    INTERPROBE_SOURCE_DIR + "/report/schema/report.schema.json " + file.string();
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-}
 
 }  // namespace
 
