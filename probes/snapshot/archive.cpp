@@ -69,6 +69,24 @@ ArchiveIndex::Kind kind_of(archive_entry* entry) {
   }
 }
 
+// Reads an entry's data blocks without filling holes (gzip decompresses a skipped entry all the
+// same). A block anywhere but right after the previous one is a sparse map, which may place data
+// terabytes past the declared size: extraction would write zeros up to it. libarchive drops such
+// blocks from the entry's sparse list, so only the blocks themselves tell. False: the data is broken.
+bool read_contiguous_data(archive* a, la_int64_t declared_bytes) {
+  const void* block = nullptr;
+  std::size_t size = 0;
+  la_int64_t offset = 0, expected = 0;
+  int rc;
+  while ((rc = archive_read_data_block(a, &block, &size, &offset)) == ARCHIVE_OK) {
+    if (offset != expected) throw std::invalid_argument("sparse file");
+    expected += static_cast<la_int64_t>(size);
+    if (expected > declared_bytes)
+      throw std::invalid_argument(fmt::format("holds more than its declared {} bytes", declared_bytes));
+  }
+  return rc == ARCHIVE_EOF;
+}
+
 void validate_entries(const std::string& data, const fs::path& file, const ArchiveLimits& limits) {
   ReadHandle a = open_for_read(data, file);
   ArchiveIndex index(limits);
@@ -84,6 +102,7 @@ void validate_entries(const std::string& data, const fs::path& file, const Archi
     try {
       auto parts = index.components(path);
       if (archive_entry_hardlink(entry)) throw std::invalid_argument("hard link");
+      if (archive_entry_sparse_count(entry) > 0) throw std::invalid_argument("sparse file");  // never written by us
       auto kind = kind_of(entry);
       std::string target;
       if (kind == ArchiveIndex::Kind::symlink) {
@@ -102,7 +121,11 @@ void validate_entries(const std::string& data, const fs::path& file, const Archi
     if (bytes > limits.max_total_bytes)
       throw InputError(fmt::format("{}: more than {} bytes uncompressed (the limit); refused", file.string(),
                                    limits.max_total_bytes));
-    if (archive_read_data_skip(a.get()) != ARCHIVE_OK) break;
+    try {
+      if (!read_contiguous_data(a.get(), archive_entry_size(entry))) break;
+    } catch (const std::invalid_argument& e) {
+      throw refused(file, path, e.what());
+    }
   }
   if (rc != ARCHIVE_EOF) {
     throw InputError(fmt::format("{}: archive broken after {} entries: {}", file.string(), entries, archive_error_text(a.get())));
@@ -119,6 +142,7 @@ void extract_entries(const std::string& data, const fs::path& file, const fs::pa
   ArchiveIndex paths(limits);  // the same normalization as the validation pass
   OutputTree tree(dest);
   archive_entry* entry = nullptr;
+  std::uint64_t written_bytes = 0;
   while (archive_read_next_header(a.get(), &entry) == ARCHIVE_OK) {
     std::string path = entry_path(entry);
     std::string rel;
@@ -132,9 +156,18 @@ void extract_entries(const std::string& data, const fs::path& file, const fs::pa
         break;
       default: {
         UniqueFd fd = tree.create_file(rel, /*exclusive=*/true);
+        // The validation pass bounded the declared sizes; this bounds what is actually written,
+        // whatever the reader makes of the entry.
+        const auto declared_bytes = static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
+        std::uint64_t entry_bytes = 0;
         char buffer[1 << 16];
         la_ssize_t n;
         while ((n = archive_read_data(a.get(), buffer, sizeof buffer)) > 0) {
+          throw_if_interrupted();
+          entry_bytes += static_cast<std::uint64_t>(n);
+          written_bytes += static_cast<std::uint64_t>(n);
+          if (entry_bytes > declared_bytes || written_bytes > limits.max_total_bytes)
+            throw refused(file, path, fmt::format("holds more than its declared {} bytes", declared_bytes));
           if (::write(fd.get(), buffer, static_cast<std::size_t>(n)) != n)
             throw InputError(fmt::format("{}: cannot extract '{}' ({})", file.string(), path, std::strerror(errno)));
         }

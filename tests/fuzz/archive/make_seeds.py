@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the archive target's seeds (corpus/) and known-bad archives (pending/) as small plain
+"""Writes the archive target's seeds (corpus/) and known-bad archives (regressions/) as small plain
 tars: uncompressed, so libFuzzer's mutations reach the tar headers (the reader accepts any
 compression libarchive knows). Run from anywhere; rewrites the files it names."""
 import io
@@ -51,7 +51,14 @@ write("corpus", "refused-hardlink.tar", [entry("a", data=b"x\n"), entry("b", tar
 write("corpus", "refused-link-out.tar", [entry("sys", tarfile.SYMTYPE, link="../../etc")])
 write("corpus", "refused-fifo.tar", [entry("fifo", tarfile.FIFOTYPE)])
 # Issue 11 item 2: links that stay inside lexically but climb out once the earlier ones exist.
-write("pending", "lexical-links-escape.tar", [
+write("regressions", "lexical-links-escape.tar", [
     entry("x", tarfile.SYMTYPE, link="."),
     entry("up", tarfile.SYMTYPE, link="x/.."),
 ])
+# A sparse map that puts one byte 1 TiB past a 100-byte file: reading it back wrote zeros until
+# the fuzzer's timeout (CI, 2026-12-04). Sparse entries are refused now.
+sparse = tarfile.TarInfo("sys/big")
+sparse.size, sparse.mode = 1, 0o644
+sparse.pax_headers = {"GNU.sparse.size": "100", "GNU.sparse.numblocks": "1",
+                      "GNU.sparse.offset": str(1 << 40), "GNU.sparse.numbytes": "1"}
+write("regressions", "sparse-hole-past-size.tar", [(sparse, io.BytesIO(b"x"))], tarfile.PAX_FORMAT)

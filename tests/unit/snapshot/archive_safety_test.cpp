@@ -154,6 +154,18 @@ TEST(ArchiveSafety, DeepLongAndLargeArchivesAreRefusedQuicklyNamingTheLimit) {
   EXPECT_NE(message.find("larger than 10 bytes"), std::string::npos) << message;
 }
 
+// The fuzzer's find (CI, 2026-12-04): a sparse map placing one byte 1 TiB past a 100-byte file.
+// Reading it back wrote zeros until the 13 s timeout; it is refused before anything is written.
+TEST(ArchiveSafety, SparseEntriesAreRefusedBeforeTheirHolesAreWritten) {
+  TempTree dir;
+  const fs::path sparse = fs::path(INTERPROBE_SOURCE_DIR) / "tests/fuzz/archive/regressions/sparse-hole-past-size.tar";
+  ASSERT_TRUE(fs::exists(sparse)) << sparse;
+  auto start = std::chrono::steady_clock::now();
+  auto message = refusal(sparse, dir.path() / "dest-sparse");
+  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_NE(message.find("refused entry 'sys/big': sparse file"), std::string::npos) << message;
+}
+
 TEST(ArchiveSafety, CliRefusesLinksLeavingThroughLinksWithExit2) {
   TempTree dir;
   auto archive = make_tar_gz(dir.path() / "evil.tar.gz", {{"x", TarEntry::link, "."}, {"sys", TarEntry::link, "x/.."}});
