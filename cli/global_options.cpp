@@ -18,8 +18,8 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
   app.add_flag("--no-color", o.no_color, "No colour (also when NO_COLOR is set)");
   app.add_flag("-v,--verbose", o.verbose,
-               "The report header lists every vendor library installed (path, version from its file), not only "
-               "those a probe opened");
+               "The report header lists every vendor library installed (path, version from its file) with a row "
+               "each, not only those a probe opened and the missing ones");
   app.add_option("--fail-on", o.fail_on,
                  "Exit 1 (after the report is written) when a finding at or above this severity is present")
       ->check(CLI::IsMember({"never", "info", "warn", "fail"}))

@@ -1,10 +1,12 @@
 #include "cli/session.hpp"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -68,12 +70,27 @@ void save_report(const report::Report& r, const std::string& output, bool replac
   if (::lstat(partial.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(partial.c_str());
 }
 
+// COLUMNS when it is a number (shells export it; tests and pipes set it), else the width of the
+// terminal standard output is, else 100.
+std::size_t terminal_columns(int fd) {
+  if (const char* env = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n < 10000) return static_cast<std::size_t>(n);
+  }
+  struct winsize ws {};
+  if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 100;
+}
+
 void print_report(const report::Report& report, const GlobalOptions& o) {
   render::Format format = render::Format::text;
   if (o.json || o.format == "json") format = render::Format::json;
   else if (o.format == "markdown") format = render::Format::markdown;
-  render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color)};
-  std::cout << render::render(report, format, style, o.views) << std::flush;
+  render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color), terminal_columns(STDOUT_FILENO)};
+  render::ViewOptions views = o.views;
+  views.all_library_details = o.verbose;
+  std::cout << render::render(report, format, style, views) << std::flush;
 }
 
 }  // namespace

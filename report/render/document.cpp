@@ -29,7 +29,30 @@ Cell severity_cell(report::Severity s) {
 
 namespace {
 
-Section header_section(const report::Report& r) {
+// Found libraries in one line of the header; a row each only for what needs a look (missing,
+// simulated), or for every library with --verbose.
+Table library_table(const report::ToolInfo& tool, const ViewOptions& views, KeyValues& header) {
+  std::string found;
+  for (const auto& [name, lib] : tool.libraries)
+    if (lib.found && !lib.simulated) found += fmt::format("{}{} {}", found.empty() ? "" : ", ", name, or_dash(lib.version));
+  if (!found.empty()) header.add("vendor libraries", found + (views.all_library_details ? "" : " (--verbose: paths)"));
+  Table t{"vendor libraries", {"library", "status", "version", "detail"}, {}, {}};
+  for (const auto& [name, lib] : tool.libraries) {
+    if (!views.all_library_details && lib.found && !lib.simulated) continue;
+    std::string detail = lib.reason ? *lib.reason : (lib.path ? *lib.path : "");
+    if (lib.driver_version) detail = "driver " + *lib.driver_version + (detail.empty() ? "" : "; " + detail);
+    std::string version = or_dash(lib.version);
+    // Not asked from the library (it was not loaded): say which part of its file told it.
+    if (const char* read_from = report::version_read_from_file(lib)) version += fmt::format(" ({})", read_from);
+    if (lib.simulated) detail = "SIMULATED (" + *lib.simulated + "), not real hardware; " + detail;
+    Cell status = lib.simulated ? Cell("simulated", Tone::warn)
+                                : (lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn));
+    t.rows.push_back({Cell(name), status, Cell(version), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
+  }
+  return t;
+}
+
+Section header_section(const report::Report& r, const ViewOptions& views) {
   Section s{"interprobe report", {}};
   KeyValues kv;
   kv.add("host", or_dash(r.host.hostname));
@@ -41,25 +64,11 @@ Section header_section(const report::Report& r) {
   std::string features;
   for (const auto& [name, on] : r.tool.features.list()) features += fmt::format("{}{}={}", features.empty() ? "" : " ", name, on ? "yes" : "no");
   kv.add("compiled in", features);
+  Table libraries = library_table(r.tool, views, kv);
   s.blocks.push_back(std::move(kv));
-  if (!r.tool.libraries.empty()) {
-    Table t{"vendor libraries", {"library", "status", "version", "detail"}, {}, {}};
-    for (const auto& [name, lib] : r.tool.libraries) {
-      std::string detail = lib.reason ? *lib.reason : (lib.path ? *lib.path : "");
-      if (lib.driver_version) detail = "driver " + *lib.driver_version + (detail.empty() ? "" : "; " + detail);
-      std::string version = or_dash(lib.version);
-      // Not asked from the library (it was not loaded): say which part of its file told it.
-      if (const char* read_from = report::version_read_from_file(lib)) version += fmt::format(" ({})", read_from);
-      if (lib.simulated) detail = "SIMULATED (" + *lib.simulated + "), not real hardware; " + detail;
-      Cell status = lib.simulated ? Cell("simulated", Tone::warn)
-                                  : (lib.found ? Cell("found", Tone::good) : Cell("not found", Tone::warn));
-      t.rows.push_back({Cell(name), status,
-                        Cell(version), Cell(detail, lib.reason ? Tone::dim : Tone::plain)});
-    }
-    s.blocks.push_back(std::move(t));
-  } else if (r.tool.libraries_not_probed) {
+  if (!libraries.rows.empty()) s.blocks.push_back(std::move(libraries));
+  if (r.tool.libraries.empty() && r.tool.libraries_not_probed)
     s.blocks.push_back(Paragraph{"vendor libraries not probed: " + *r.tool.libraries_not_probed, Tone::dim});
-  }
   return s;
 }
 
@@ -95,11 +104,13 @@ Section findings_section(const report::Report& r) {
     s.blocks.push_back(Paragraph{"no findings", Tone::good});
     return s;
   }
-  Table t{"", {"severity", "finding", "evidence", "what to do"}, {}, {}};
+  Table t{"", {"severity", "finding", "id", "evidence", "what to do"}, {}, {}};
+  t.rows_as_blocks_in_text = true;
   for (const auto& f : r.findings) {
     std::string evidence = f.affected.empty() ? "" : "affected " + affected_summary(f.affected);
     for (const auto& [k, v] : f.evidence) evidence += fmt::format("{}{}={}", evidence.empty() ? "" : ", ", k, report::value_to_text(v));
-    t.rows.push_back({severity_cell(f.severity), Cell(f.title), Cell(evidence, Tone::dim), Cell(f.remedy)});
+    t.rows.push_back({severity_cell(f.severity), Cell(f.title), Cell(f.id, Tone::dim), Cell(evidence, Tone::dim),
+                      Cell(f.remedy)});
   }
   s.blocks.push_back(std::move(t));
   return s;
@@ -126,7 +137,7 @@ void add_system_view(const report::Report& r, Document& doc) {
 Document build_document(const report::Report& r, const ViewOptions& views) {
   Document doc;
   doc.title = "interprobe";
-  doc.sections.push_back(header_section(r));
+  doc.sections.push_back(header_section(r, views));
   add_verdict_view(r, doc);
   doc.sections.push_back(findings_section(r));
   add_system_view(r, doc);

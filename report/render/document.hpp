@@ -26,6 +26,9 @@ struct Table {
   std::vector<std::string> header;
   std::vector<Align> align;  // per column; missing columns align left
   std::vector<std::vector<Cell>> rows;
+  // Rows of prose (findings): text lays each row out as a block, its first two cells on a lead
+  // line and each further cell under it as "column: value", whatever the terminal's width.
+  bool rows_as_blocks_in_text = false;
 };
 
 struct KeyValues {
@@ -59,6 +62,7 @@ Cell severity_cell(report::Severity s);
 // Optional parts of views, switched on by subcommand options (`interprobe topo --tree`).
 struct ViewOptions {
   bool topology_tree = false;  // the PCI tree, bridges -> devices, with current/max link
+  bool all_library_details = false;  // --verbose: every vendor library's row, not only those missing or simulated
 };
 
 Document build_document(const report::Report& report, const ViewOptions& views = {});

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <string>
 
 #include "report/model/report.hpp"
@@ -10,6 +11,7 @@ enum class Format { text, json, markdown };
 
 struct TextStyle {
   bool color = false;
+  std::size_t width = 100;  // terminal columns: paragraphs wrap, tables narrow or fold to fit
 };
 
 std::string render_text(const Document& doc, const TextStyle& style);

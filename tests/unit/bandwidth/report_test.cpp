@@ -221,7 +221,7 @@ TEST(BandwidthView, RendersSweepsCurvesMatricesAndVerdicts) {
                              {{report::BandwidthEngine::cuda, report::EngineStatus::ok, std::nullopt, {"gpu0 = 0000:03:00.0"}}},
                              {s},
                              {{"gpu0", "gpu1", report::P2pTruth::p2p, true, 380.0, 37.0, 1.8, 14.0, "peer access on"}}};
-  auto text = render::render(report_with(b), render::Format::text, render::TextStyle{false});
+  auto text = render::render(report_with(b), render::Format::text, render::TextStyle{false, 400});
   for (const char* want : {"bandwidth", "cuda p2p_write_ce gpu0 -> gpu1", "390", "84%", "p2p_write_ce: GB/s at the largest",
                            "380 / 1.80", "P2P per GPU pair", "gpu0 = 0000:03:00.0"})
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
@@ -279,7 +279,7 @@ TEST(BandwidthReport, A1xReportReadsWithKeysAndValuesUpgraded) {
   EXPECT_DOUBLE_EQ(s.fit->residual_fraction, 0.80666286915194);  // the 1.x "residual"
   EXPECT_EQ(s.fit->points_used, 2);                              // the 1.x "points"
   // And it renders: the view reads the upgraded values.
-  auto text = render::render(r, render::Format::text, render::TextStyle{false});
+  auto text = render::render(r, render::Format::text, render::TextStyle{false, 400});
   EXPECT_NE(text.find("host memcpy node0 -> node0 pageable"), std::string::npos) << text;
 }
 
