@@ -178,8 +178,10 @@ void Capture::fixed_detection_set() {
   for (const auto& [dir, depth] : kFixedTrees) tree(dir, depth);
   cpu_topology();
   path("/sys/bus/pci/devices", true);
-  for (const auto& bdf : source_.list("/sys/bus/pci/devices"))
+  for (const auto& bdf : source_.list("/sys/bus/pci/devices")) {
     for (const char* attr : kPciAttributes) path("/sys/bus/pci/devices/" + bdf + "/" + attr, false);
+    for (const char* names : {"infiniband", "net"}) path("/sys/bus/pci/devices/" + bdf + "/" + names, true);  // NIC names
+  }
 }
 
 void Capture::cpuid(const CpuidSource& source) {

@@ -162,6 +162,16 @@ report::PciKind classify_pci_kind(const report::PciDevice& dev, bool has_link_fi
 
 namespace {
 
+// The RDMA device the function registered (mlx5_0: what NCCL_IB_HCA names), else its first
+// network interface; names are machine strings, kept short.
+std::optional<std::string> network_name_of(const HostRoot& root, const std::string& device_dir) {
+  for (const char* sub : {"/infiniband", "/net"}) {
+    auto names = root.list(device_dir + sub);
+    if (!names.empty() && names.front().size() <= 64) return names.front();
+  }
+  return std::nullopt;
+}
+
 report::PciDevice read_device(const HostRoot& root, const std::string& bdf) {
   report::PciDevice dev;
   dev.bdf = to_lower(bdf);
@@ -191,6 +201,7 @@ report::PciDevice read_device(const HostRoot& root, const std::string& bdf) {
     if (auto n = parse_int(*group); n && *n >= 0) dev.iommu_group = static_cast<int>(*n);
     else reader.warn(fmt::format("iommu_group: link names '{}', not a group number", group->substr(0, 40)));
   }
+  if (dev.class_id.value_or("").starts_with("02")) dev.network_name = network_name_of(root, *canonical);
   if (auto numa = reader.text("numa_node", false)) {
     auto n = parse_int(*numa);
     if (!n || *n < -1 || *n > 65535) reader.warn(fmt::format("numa_node: garbage '{}'", numa->substr(0, 40)));

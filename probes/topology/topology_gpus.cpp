@@ -135,8 +135,10 @@ void derive_gpu_topology(report::TopologySection& s, const NvmlTopology* nvml) {
         best.clear();
         best_rank = r;
       }
-      if (r == best_rank) best.push_back({d.bdf, d.kind == report::PciKind::nic ? report::NicKind::nic : report::NicKind::infiniband,
-                                        to_pcie_path(c)});
+      report::NearNic path{d.bdf, d.kind == report::PciKind::nic ? report::NicKind::nic : report::NicKind::infiniband,
+                           to_pcie_path(c)};
+      gpu.nic_paths.push_back(path);
+      if (r == best_rank) best.push_back(path);
     }
     gpu.nearest_nics = std::move(best);
   }

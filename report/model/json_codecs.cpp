@@ -20,14 +20,14 @@ INTERPROBE_JSON(SystemSection, os_name, kernel, architecture, cpu_vendor, cpu_mo
 // --- topology
 INTERPROBE_JSON(PciLink, current_gts, max_gts, current_lanes, max_lanes, current_gbps, max_gbps, downtrained)
 INTERPROBE_JSON(PciDevice, bdf, vendor_id, device_id, class_id, vendor_name, device_name, kind, driver, parent_bdf,
-                root_bus, numa_node, local_cpus, iommu_group, link, port_type, warnings)
+                root_bus, numa_node, local_cpus, iommu_group, network_name, link, port_type, warnings)
 INTERPROBE_JSON(NumaNode, id, cpus, memory_bytes, distances)
 INTERPROBE_JSON(CpuPackage, id, cpus, model, numa_nodes)
 INTERPROBE_JSON(CpuTopology, logical_cpus, cores, packages, packages_source, numa_nodes)
 INTERPROBE_JSON(NvLinkInfo, link, active, version, remote_bdf, remote_kind)
 INTERPROBE_JSON(NearNic, bdf, kind, pcie_path)
 INTERPROBE_JSON(Gpu, index, bdf, name, uuid, compute_capability, memory_bytes, numa_node, local_cpus, virtualization_mode, nvlinks,
-                nearest_nics)
+                nearest_nics, nic_paths)
 INTERPROBE_JSON(P2pStatus, read, write, atomics, nvlink)
 INTERPROBE_JSON(GpuPair, a_bdf, b_bdf, a_index, b_index, pcie_path, nvlink_count, path, bottleneck_gbps, pcie_bottleneck_gbps, p2p)
 INTERPROBE_JSON(TopologySection, source, gpu_index_order, nvml_source, nvml_reason, pci_devices, cpu, gpus, gpu_pairs,

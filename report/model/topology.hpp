@@ -87,6 +87,9 @@ struct PciDevice {
   std::optional<std::int64_t> numa_node;           // null for -1 or absent
   std::optional<std::string> local_cpus;  // local_cpulist
   std::optional<std::int64_t> iommu_group;
+  // NICs: the RDMA device (mlx5_0) registered under the function, else its network interface
+  // (ens1f0): the names nvidia-smi topo -m's NIC legend and NCCL_IB_HCA use.
+  std::optional<std::string> network_name;
   PciLink link;
   // From config space; null when only the 64-byte header is readable (not root).
   std::optional<PciePortType> port_type;
@@ -145,6 +148,7 @@ struct Gpu {
   std::optional<VirtualizationMode> virtualization_mode;  // NVML only
   std::vector<NvLinkInfo> nvlinks;
   std::vector<NearNic> nearest_nics;          // NICs on the best PCIe path class from this GPU
+  std::vector<NearNic> nic_paths;             // every NIC with its path class (the GPU-NIC cells of topo -m)
 };
 
 // NVML P2P status per capability.

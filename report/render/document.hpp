@@ -29,6 +29,7 @@ struct Table {
   // Rows of prose (findings): text lays each row out as a block, its first two cells on a lead
   // line and each further cell under it as "column: value", whatever the terminal's width.
   bool rows_as_blocks_in_text = false;
+  std::size_t unwrapped_columns = 0;  // the first N columns never wrap in text (tree drawings)
 };
 
 struct KeyValues {

@@ -120,8 +120,15 @@ void render_table(const Table& t, const TextStyle& style, std::string& out) {
   for (const auto& r : e.cells)
     for (std::size_t c = 0; c < e.cols; ++c) measure(r[c], c);
   for (auto& f : floor) f = std::max(f, kColumnFloor);
-  const std::size_t separators = kIndent + (e.cols > 0 ? (e.cols - 1) * kGap : 0);
-  auto width = fit_columns(natural, floor, style.width > separators ? style.width - separators : 0);
+  for (std::size_t c = 0; c < std::min(t.unwrapped_columns, e.cols); ++c) floor[c] = natural[c];
+  // Two spaces between columns, one when that is what keeps a table (a GPU/NIC matrix) whole.
+  std::size_t gap = kGap;
+  std::vector<std::size_t> width;
+  for (; gap >= 1 && width.empty(); --gap) {
+    const std::size_t separators = kIndent + (e.cols > 0 ? (e.cols - 1) * gap : 0);
+    width = fit_columns(natural, floor, style.width > separators ? style.width - separators : 0);
+    if (!width.empty()) break;
+  }
   if (width.empty()) {
     emit_wrapped(std::string(kIndent, ' '), kIndent,
                  fmt::format("({} columns do not fit in {}: one block per row; --format markdown or json keeps the table)",
@@ -143,7 +150,7 @@ void render_table(const Table& t, const TextStyle& style, std::string& out) {
       for (std::size_t c = 0; c < e.cols; ++c) {
         std::string cell = pad(l < wrapped[c].size() ? wrapped[c][l] : "", width[c], align_of(c));
         Tone tone = source && c < source->size() ? (*source)[c].tone : Tone::plain;
-        line += (is_header ? bold(cell, style) : paint(cell, tone, style)) + (c + 1 < e.cols ? std::string(kGap, ' ') : "");
+        line += (is_header ? bold(cell, style) : paint(cell, tone, style)) + (c + 1 < e.cols ? std::string(gap, ' ') : "");
       }
       trim_right(line);
       out += line + "\n";

@@ -77,14 +77,18 @@ Table path_matrix(const TopologySection& s) {
     label[{p.a_bdf, p.b_bdf}] = p.path;
     label[{p.b_bdf, p.a_bdf}] = p.path;
   }
+  // Reports before 2.2.0 kept only each GPU's nearest NICs.
   for (const auto& g : s.gpus)
-    for (const auto& n : g.nearest_nics) label[{g.bdf, n.bdf}] = label[{n.bdf, g.bdf}] = report::to_string(n.pcie_path);
+    for (const auto& n : g.nic_paths.empty() ? g.nearest_nics : g.nic_paths)
+      label[{g.bdf, n.bdf}] = label[{n.bdf, g.bdf}] = report::to_string(n.pcie_path);
   Table t{"path between devices (nvidia-smi topo -m legend below)", {""}, {Align::left}, {}};
   for (const auto& e : ends) {
     t.header.push_back(e.label);
     t.align.push_back(Align::right);
   }
-  t.header.insert(t.header.end(), {"CPU affinity", "NUMA affinity", "address"});
+  // Short names and no address column (the GPU table and the NIC legend give them): the matrix
+  // of an 8-GPU, 8-NIC machine must fit 100 columns.
+  t.header.insert(t.header.end(), {"CPUs", "NUMA"});
   for (const auto& row : ends) {
     std::vector<Cell> cells{Cell(row.label)};
     for (const auto& col : ends) {
@@ -100,7 +104,6 @@ Table path_matrix(const TopologySection& s) {
     }
     cells.emplace_back(row.dev && row.dev->local_cpus ? *row.dev->local_cpus : "-");
     cells.emplace_back(row.dev && row.dev->numa_node ? std::to_string(*row.dev->numa_node) : "N/A");
-    cells.emplace_back(row.bdf, Tone::dim);
     t.rows.push_back(std::move(cells));
   }
   return t;
@@ -110,8 +113,19 @@ Paragraph legend() {
   return {"X = self; NV# = # bonded NVLinks (directly or through NVSwitches); PIX = at most one PCIe switch; "
           "PXB = several PCIe switches, no host bridge; PHB = through a PCIe host bridge (CPU); NODE = across host "
           "bridges within a NUMA node; SYS = across the CPU interconnect (QPI/UPI/xGMI); ? = locality hidden "
-          "(numa_node -1); . = not computed (only each GPU's nearest NICs are)",
+          "(numa_node -1); CPUs, NUMA = the device's CPU and NUMA affinity; . = not computed (reports before schema 2.2 kept only each GPU's nearest NICs)",
           Tone::dim};
+}
+
+// "NIC0: mlx5_0": the names NCCL_IB_HCA and nvidia-smi topo -m use, with the address.
+Paragraph nic_legend(const TopologySection& s) {
+  std::string text;
+  int nic = 0;
+  for (const auto& d : s.pci_devices) {
+    if (d.kind != report::PciKind::nic && d.kind != report::PciKind::infiniband) continue;
+    text += fmt::format("{}NIC{}: {} ({})", text.empty() ? "NIC legend: " : "; ", nic++, d.network_name.value_or("unnamed"), d.bdf);
+  }
+  return {text, Tone::dim};
 }
 
 Table gpu_table(const TopologySection& s) {
@@ -165,6 +179,7 @@ Table numa_table(const TopologySection& s) {
 Table pci_tree(const TopologySection& s) {
   Table t{"PCI tree (GPUs lower their link speed when idle: check `link now` under load)",
           {"device", "kind", "ids", "name", "link now", "link max", "driver", ""}, {}, {}};
+  t.unwrapped_columns = 1;  // the tree drawing
   std::map<std::string, std::vector<const PciDevice*>> children;  // parent bdf or root bus -> devices
   std::vector<std::string> roots;
   for (const auto& d : s.pci_devices) {
@@ -202,10 +217,14 @@ void add_topology_view(const report::Report& r, Document& doc, const ViewOptions
   if (!r.topology) return;
   const TopologySection& s = *r.topology;
   Section sec{"topology", {}};
-  sec.blocks.push_back(summary(s));
+  // The matrix first, as nvidia-smi topo -m prints it: what operators look for.
   if (!s.gpus.empty()) {
     sec.blocks.push_back(path_matrix(s));
     sec.blocks.push_back(legend());
+    if (auto nics = nic_legend(s); !nics.text.empty()) sec.blocks.push_back(std::move(nics));
+  }
+  sec.blocks.push_back(summary(s));
+  if (!s.gpus.empty()) {
     sec.blocks.push_back(gpu_table(s));
     if (!s.gpu_pairs.empty()) sec.blocks.push_back(pair_table(s));
   } else {

@@ -1,6 +1,8 @@
 // `interprobe topo` end to end: JSON on fixtures, the views, --hwloc-xml, exit codes, the schema.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -33,11 +35,33 @@ TEST(TopoCli, JsonOnTheBareMetalFixture) {
   EXPECT_EQ(j.at("probes").at(0).at("status"), "ok");
 }
 
+// As nvidia-smi topo -m: the matrix opens the section, every GPU-NIC cell holds a path class,
+// and the NIC legend names the RDMA devices; an 8-GPU, 8-NIC HGX fits 100 columns.
+TEST(TopoCli, MatrixComesFirstWithEveryNicCellAndTheNicLegend) {
+  auto p = run_interprobe({"topo", "--root", fixture("hgx-h100-nvswitch"), "--no-color"}, {"COLUMNS=100"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto section = p.out.find("\ntopology\n");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_LT(p.out.find("path between devices", section), p.out.find("PCI functions", section));
+  EXPECT_EQ(p.out.find("one block per row"), std::string::npos) << "the matrix was folded:\n" << p.out;
+  std::istringstream in(p.out.substr(section));
+  int gpu_rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  GPU", 0) != 0 || line.find(" X ") == std::string::npos) continue;
+    ++gpu_rows;
+    EXPECT_EQ(line.find(" . "), std::string::npos) << "a GPU-NIC cell left empty: " << line;
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  EXPECT_EQ(gpu_rows, 8);
+  EXPECT_NE(p.out.find("NIC legend: NIC0: mlx5_0 (0000:19:00.0)"), std::string::npos) << p.out;
+  auto json = nlohmann::json::parse(run_interprobe({"topo", "--root", fixture("hgx-h100-nvswitch"), "--json"}).out);
+  EXPECT_EQ(json.at("topology").at("gpus").at(0).at("nic_paths").size(), 8u);
+}
+
 TEST(TopoCli, MatrixAndTreeViews) {
   auto p = run_interprobe({"topo", "--root", fixture("baremetal-2s-8gpu-pcie"), "--tree", "--no-color"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_NE(p.out.find("CPU affinity"), std::string::npos) << p.out;
-  EXPECT_NE(p.out.find("NUMA affinity"), std::string::npos);
+  EXPECT_NE(p.out.find("CPU and NUMA affinity"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("GPU7"), std::string::npos);
   EXPECT_NE(p.out.find("PCI tree"), std::string::npos);
   EXPECT_NE(p.out.find("└─ 0000:0a:00.0"), std::string::npos);
