@@ -52,7 +52,7 @@ std::pair<LineChart, LineChart> bandwidth_charts(const std::vector<const Bandwid
     for (const auto& p : s->points) {
       std::string note = fmt::format("CV {:.1f}%{}", 100 * p.cv_fraction, p.verified == false ? ", data WRONG" : "");
       g.points.push_back({static_cast<double>(p.bytes), p.gbps, p.gbps * (1 - p.cv_fraction), p.gbps * (1 + p.cv_fraction), note});
-      t.points.push_back({static_cast<double>(p.bytes), p.median_us, p.min_us, p.p95_us, "band min..p95, " + note});
+      t.points.push_back({static_cast<double>(p.bytes), p.median_us, p.min_us, p.p95_us, note});
     }
     gbps.series.push_back(std::move(g));
     time.series.push_back(std::move(t));

@@ -37,7 +37,12 @@ HeatCell pair_cell(const report::GpuPair& p, const report::P2pPairTruth* truth) 
   cell.tooltip = fmt::format("gpu{}-gpu{}: {}, PCIe path {}, {} NVLinks", p.a_index, p.b_index, p.path, to_string(p.pcie_path), p.nvlink_count);
   if (p.bottleneck_gbps) cell.tooltip += fmt::format(", expected {} GB/s from the links (not measured)", format_gbps(*p.bottleneck_gbps));
   cell.tooltip += "; " + p2p_text(p.p2p);
+  cell.detail = fmt::format("{}, {} NVLinks{}; P2P read {}", p.path, p.nvlink_count,
+                            p.bottleneck_gbps ? fmt::format(", expected {} GB/s", format_gbps(*p.bottleneck_gbps)) : "",
+                            p.p2p && p.p2p->read ? to_string(*p.p2p->read) : "unknown");
   if (truth) {
+    cell.detail += fmt::format("; measured {}{}", to_string(truth->truth),
+                               truth->p2p_gbps ? fmt::format(" {} GB/s", format_gbps(*truth->p2p_gbps)) : "");
     cell.tooltip += fmt::format("; measured: {}", to_string(truth->truth));
     if (truth->p2p_gbps) cell.tooltip += fmt::format(", P2P {} GB/s", format_gbps(*truth->p2p_gbps));
     if (truth->staged_gbps) cell.tooltip += fmt::format(", staged {} GB/s", format_gbps(*truth->staged_gbps));
@@ -78,6 +83,7 @@ std::vector<Figure> topology_figures(const report::Report& r) {
   }
   h.legend = {{5, "NVLink"}, {4, "PIX: one PCIe switch"}, {3, "PXB: several switches"}, {2, "PHB: host bridge"},
               {1, "NODE/SYS: across host bridges or CPUs"}, {0, "unknown"}};
+  h.notes.push_back("table: path, NVLinks, expected GB/s from the links (not measured), NVML P2P read; hover a cell for all of it");
   h.notes.push_back(truths.empty() ? "second line: nothing (P2P bandwidth not measured in this report)"
                                    : "second line: measured P2P GB/s, or the verdict when no P2P rate was measured");
   out.push_back(figure("topology", h));
@@ -104,7 +110,7 @@ std::string timed(double us, report::Provenance p) {
 }
 
 std::string verdict_block(const report::WorkloadEstimate& w) {
-  std::string out = fmt::format("<div class=\"verdict\"><p><b>{}</b> at TP {}: {}</p>", html_escape(w.model), w.tp, html_escape(w.verdict));
+  std::string out = fmt::format("<div class=\"verdict\"><p><b>{}, TP {}</b></p><p>{}</p>", html_escape(w.model), w.tp, html_escape(w.verdict));
   if (w.lever) out += "<p>lever: " + html_escape(*w.lever) + "</p>";
   out += fmt::format("<p class=\"conf-{}\">confidence {}: {}</p>", to_string(w.confidence), html_escape(to_string(w.confidence)),
                      html_escape(w.confidence_reason));

@@ -37,7 +37,11 @@ const char* palette(std::size_t i) {
 }
 
 std::string tick_label(double v, bool bytes) {
-  return bytes ? format_size_label(static_cast<std::uint64_t>(std::llround(v))) : format_significant(v);
+  if (bytes) return format_size_label(static_cast<std::uint64_t>(std::llround(v)));
+  // Ticks are 1-2-5 values: no trailing zeros ("1", not "1.00"), thousands and millions short.
+  if (v >= 1e6) return fmt::format("{:g}M", v / 1e6);
+  if (v >= 1e4) return fmt::format("{:g}k", v / 1e3);
+  return fmt::format("{:g}", v);
 }
 
 std::vector<double> log_ticks(double lo, double hi, bool bytes) {
@@ -120,6 +124,9 @@ std::string svg_open(const std::string& id, const std::string& title, int width,
 
 namespace {
 
+// A data value (not a tick): sizes as 64K, other numbers with three significant digits.
+std::string value_label(double v, bool bytes) { return bytes ? tick_label(v, true) : format_significant(v); }
+
 constexpr int kWidth = 640, kLeft = 70, kRight = 620, kTop = 34, kBottom = 290;
 
 bool plottable(const XY& p, Scale xs, Scale ys) {
@@ -169,7 +176,7 @@ std::string series_svg(const Series& s, std::size_t index, const Mapping& mx, co
   if (!s.dashed)
     for (const XY* p : pts)
       out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.6\" fill=\"{}\"><title>{}: {} = {}{}</title></circle>",
-                         mx(p->x), my(p->y), colour, html_escape(s.name), html_escape(tick_label(p->x, c.x.scale == Scale::log_bytes)),
+                         mx(p->x), my(p->y), colour, html_escape(s.name), html_escape(value_label(p->x, c.x.scale == Scale::log_bytes)),
                          html_escape(format_significant(p->y) + " " + c.y.label), html_escape(p->note.empty() ? "" : " (" + p->note + ")"));
   return out + "</g>";
 }
@@ -226,7 +233,7 @@ std::string data_table(const LineChart& c) {
   for (const auto& s : c.series) out += fmt::format("<th scope=\"col\">{} ({})</th>", html_escape(s.name), html_escape(c.y.label));
   out += "</tr></thead><tbody>";
   for (double x : xs) {
-    out += fmt::format("<tr><th scope=\"row\">{}</th>", html_escape(tick_label(x, c.x.scale == Scale::log_bytes)));
+    out += fmt::format("<tr><th scope=\"row\">{}</th>", html_escape(value_label(x, c.x.scale == Scale::log_bytes)));
     for (const auto& s : c.series) {
       auto it = std::find_if(s.points.begin(), s.points.end(), [&](const XY& p) { return p.x == x; });
       std::string cell = it == s.points.end() ? "" : format_significant(it->y) + (it->note.empty() ? "" : " (" + it->note + ")");

@@ -46,7 +46,7 @@ struct BarPart {
 };
 struct Bar {
   std::string name;   // "batch 8"
-  std::string total;  // "6.1 ms modeled; 97 ms observed"
+  std::string total;  // "6.1 ms modeled; 97 ms observed": one line above the bar per "; " part
   std::vector<BarPart> parts;
 };
 struct StackedBarChart {
@@ -61,6 +61,7 @@ struct HeatCell {
   std::string text;     // up to two short lines, split at '\n'
   std::string tooltip;  // the whole story of the cell
   int shade = 0;        // 0 (none, grey) .. 5 (best): a sequential colour
+  std::string detail;   // the data table's cell; the tooltip when empty
 };
 struct Heatmap {
   std::string id, title;

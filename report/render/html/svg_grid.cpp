@@ -56,9 +56,12 @@ std::string svg(const StackedBarChart& c) {
     }
     out += fmt::format("<text x=\"{0:.1f}\" y=\"{1}\" text-anchor=\"middle\">{2}</text>", x + bar_width / 2, kBottom + 14,
                        html_escape(bar.name));
-    std::string total_text = printable(bar.total, {.max_chars = 30});
-    out += fmt::format("<text class=\"small\" x=\"{0:.1f}\" y=\"{1}\" text-anchor=\"middle\">{2}<title>{3}</title></text></g>",
-                       x + bar_width / 2, kTop - 6 - static_cast<int>(b % 2) * 10, html_escape(total_text), html_escape(bar.total));
+    auto lines = split(bar.total, ';');
+    for (std::size_t l = 0; l < lines.size() && l < 2; ++l)
+      out += fmt::format("<text class=\"small\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}<title>{}</title></text>",
+                         x + bar_width / 2, kTop - 20 + 12 * static_cast<int>(l),
+                         html_escape(printable(std::string(trim(lines[l])), {.max_chars = 34})), html_escape(bar.total));
+    out += "</g>";
   }
   std::vector<std::pair<std::string, std::string>> items;
   for (std::size_t i = 0; i < c.categories.size(); ++i) items.emplace_back(c.categories[i], palette(i));
@@ -124,7 +127,9 @@ std::string data_table(const Heatmap& c) {
   for (std::size_t row = 0; row < c.rows.size(); ++row) {
     out += "<tr><th scope=\"row\">" + html_escape(c.rows[row]) + "</th>";
     for (std::size_t col = 0; col < c.columns.size(); ++col) {
-      std::string text = row < c.cells.size() && col < c.cells[row].size() ? c.cells[row][col].tooltip : "";
+      std::string text;
+      if (row < c.cells.size() && col < c.cells[row].size())
+        text = c.cells[row][col].detail.empty() ? c.cells[row][col].tooltip : c.cells[row][col].detail;
       out += "<td>" + html_escape(text) + "</td>";
     }
     out += "</tr>";
