@@ -175,7 +175,7 @@ def check_one(binary, chromium, path, is_hostile, is_largest, work, index, shots
         return errors + [f"chromium exit {c.returncode}, DOM {len(c.stdout)} bytes: {c.stderr[-2000:]}"]
     console = [line for line in c.stderr.splitlines() if "CONSOLE" in line]
     if console:
-        errors.append("console messages: " + " | ".join(console[:5]))
+        errors.append("console messages: " + " | ".join(line[:240] for line in console[:5]))
     dom = Dom()
     dom.feed(c.stdout)
     text = "".join(dom.text)
