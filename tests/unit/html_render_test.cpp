@@ -86,7 +86,7 @@ TEST(HtmlPage, EveryChartHasItsTableAndUnmeasuredNumbersAreLabelled) {
   EXPECT_EQ(count(page, "<svg"), count(page, "<table class=\"data\""));
   EXPECT_GE(count(page, "<svg"), 3u);  // GB/s and time per size, the step breakdown
   EXPECT_NE(page.find("Bandwidth vs size"), std::string::npos);
-  EXPECT_NE(page.find("expected 20 GB/s (DDR5 x2)"), std::string::npos);  // dashed reference, named as such
+  EXPECT_NE(page.find("expected 20.0 GB/s (DDR5 x2)"), std::string::npos);  // dashed reference, named as such
   EXPECT_NE(page.find("1.00 ms (interpolated)"), std::string::npos);
   EXPECT_NE(page.find("class=\"verdict\""), std::string::npos);
   // The verdict block comes before the chart it heads.
