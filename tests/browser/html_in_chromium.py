@@ -48,6 +48,10 @@ def hostile_report(source, out_path):
     r["collective"]["allreduce"][0]["devices"] = ["0: " + HOSTILE]
     r["bottlenecks"]["workloads"][0]["model"] = "model" + HOSTILE
     r["findings"][0]["title"] = "finding " + HOSTILE
+    # A measured pair, so the matrix's second line (measured GB/s) is drawn too.
+    r["bandwidth"]["p2p_pairs"] = [{"src": "gpu0", "dst": "gpu1", "truth": "claimed_but_staged", "peer_access_claimed": True,
+                                    "p2p_gbps": 1.25, "staged_gbps": 1.2, "p2p_latency_us": 20.0, "staged_latency_us": 21.0,
+                                    "reason": "peer copies as slow as staged ones " + HOSTILE}]
     with open(out_path, "w") as f:
         json.dump(r, f)
 
@@ -58,6 +62,8 @@ def expected_text(report):
     bw = report.get("bandwidth")
     if bw and any(s["points"] for s in bw["sweeps"]):
         want += ["Bandwidth vs size", "Time per copy vs size", "size (bytes)", "GB/s"]
+    if bw and any(s["points"] and (s["kind"].startswith("p2p") or s["kind"].startswith("staged_")) for s in bw["sweeps"]):
+        want += ["Bandwidth vs size, GPU to GPU"]
     col = report.get("collective")
     if col and any(p for s in col["allreduce"] for p in s["points"] if not p["in_place"]):
         want += ["All-reduce time vs size", "All-reduce busbw vs size", "busbw GB/s (nccl-tests)"]
@@ -67,6 +73,9 @@ def expected_text(report):
     topo = report.get("topology")
     if topo and len(topo["gpus"]) >= 2:
         want += ["GPU pairs: path class, NVLinks, P2P", "NVLink"]
+        for t in (bw or {}).get("p2p_pairs", []):
+            want.append(f"{t['src']}-{t['dst']}: ")  # the pair's tooltip, with what was measured
+            want.append(f"measured {t['truth']}")
     bn = report.get("bottlenecks")
     if bn and any(w["batches"] for w in bn["workloads"]):
         want += ["decode step by category", "share of the modeled step"]
@@ -118,6 +127,20 @@ def png_check(path, width, height):
     return busy / h
 
 
+def simulated_report(binary, out_path):
+    """GPU sweeps and a P2P verdict from the simulated vendor libraries (tests/sim), 2 GPUs, a few
+    seconds; None when the build has no simulator paths to give."""
+    cuda, nvml, config = (os.environ.get(k) for k in ("INTERPROBE_SIM_CUDA", "INTERPROBE_SIM_NVML", "INTERPROBE_SIM_CONFIG"))
+    if not (cuda and nvml and config):
+        return None
+    env = dict(os.environ, INTERPROBE_CUDA_LIB=cuda, INTERPROBE_NVML_LIB=nvml, INTERPROBE_SIM_CONFIG=config)
+    p = subprocess.run([binary, "bw", "--engine", "cuda", "--sizes", "4K,1M,16M", "--budget", "0.02", "--target-cv", "0.2",
+                        "-q", "-o", out_path], env=env, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError(f"simulated bw run failed ({p.returncode}): {p.stderr}")
+    return out_path
+
+
 def main():
     binary, source = sys.argv[1], sys.argv[2]
     shots = sys.argv[3] if len(sys.argv) > 3 else None
@@ -134,9 +157,12 @@ def main():
         hostile = os.path.join(work, "hostile-dmi.json")
         hostile_report(source, hostile)
         reports.append(hostile)
+        simulated = simulated_report(binary, os.path.join(work, "simulated-2gpu-bw.json"))
+        if simulated:
+            reports.append(simulated)
         largest = max(reports, key=os.path.getsize)
         for i, path in enumerate(reports):
-            name = os.path.relpath(path, source) if path != hostile else "hostile-dmi.json"
+            name = os.path.relpath(path, source) if not path.startswith(work) else os.path.basename(path)
             failures += [f"{name}: {m}" for m in check_one(binary, chromium, path, path == hostile, path == largest, work, i, shots)]
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -125,7 +125,11 @@ std::string svg_open(const std::string& id, const std::string& title, int width,
 namespace {
 
 // A data value (not a tick): sizes as 64K, other numbers with three significant digits.
-std::string value_label(double v, bool bytes) { return bytes ? tick_label(v, true) : format_significant(v); }
+std::string value_label(double v, bool bytes) {
+  if (bytes) return tick_label(v, true);
+  if (v == std::floor(v) && std::abs(v) < 1e12) return fmt::format("{:.0f}", v);  // M, batch: counts
+  return format_significant(v);
+}
 
 constexpr int kWidth = 640, kLeft = 70, kRight = 620, kTop = 34, kBottom = 290;
 
