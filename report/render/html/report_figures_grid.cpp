@@ -109,8 +109,9 @@ std::string timed(double us, report::Provenance p) {
   return p == report::Provenance::measured ? value : value + " (" + to_string(p) + ")";
 }
 
-std::string verdict_block(const report::WorkloadEstimate& w) {
-  std::string out = fmt::format("<div class=\"verdict\"><p><b>{}, TP {}</b></p><p>{}</p>", html_escape(w.model), w.tp, html_escape(w.verdict));
+std::string verdict_block(const report::WorkloadEstimate& w, const std::string& id) {
+  std::string out = fmt::format("<div class=\"verdict\" id=\"{}\"><p><b>{}, TP {}</b></p><p>{}</p>", html_escape(id),
+                                html_escape(w.model), w.tp, html_escape(w.verdict));
   if (w.lever) out += "<p>lever: " + html_escape(*w.lever) + "</p>";
   out += fmt::format("<p class=\"conf-{}\">confidence {}: {}</p>", to_string(w.confidence), html_escape(to_string(w.confidence)),
                      html_escape(w.confidence_reason));
@@ -139,7 +140,7 @@ std::vector<Figure> bottleneck_figures(const report::Report& r) {
     }
     c.notes.push_back("each bar is 100% of the modeled step at that batch; above it the step time (labelled when not measured)");
     Figure f = figure("bottlenecks", c);
-    f.lead = verdict_block(w);
+    f.lead = verdict_block(w, "verdict-" + c.id);
     if (w.batches.empty()) f.svg.clear(), f.table.clear();
     out.push_back(std::move(f));
   }
