@@ -87,6 +87,7 @@ void print_report(const report::Report& report, const GlobalOptions& o) {
   render::Format format = render::Format::text;
   if (o.json || o.format == "json") format = render::Format::json;
   else if (o.format == "markdown") format = render::Format::markdown;
+  else if (o.format == "html") format = render::Format::html;
   render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color), terminal_columns(STDOUT_FILENO)};
   render::ViewOptions views = o.views;
   views.all_library_details = o.verbose;

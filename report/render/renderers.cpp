@@ -47,6 +47,7 @@ std::string render(const report::Report& report, Format format, const TextStyle&
   switch (format) {
     case Format::json: return report::to_json_text(report);
     case Format::markdown: return render_markdown(build_document(report, views));
+    case Format::html: return render_html(report, views);
     case Format::text: return render_text(build_document(report, views), style);
   }
   return {};

@@ -7,7 +7,7 @@
 
 namespace interprobe::render {
 
-enum class Format { text, json, markdown };
+enum class Format { text, json, markdown, html };
 
 struct TextStyle {
   bool color = false;
@@ -16,6 +16,8 @@ struct TextStyle {
 
 std::string render_text(const Document& doc, const TextStyle& style);
 std::string render_markdown(const Document& doc);
+// One self-contained page with inline SVG charts (report/render/html/).
+std::string render_html(const report::Report& report, const ViewOptions& views);
 std::string render(const report::Report& report, Format format, const TextStyle& style, const ViewOptions& views = {});
 
 // Untrusted strings from the machine: control characters (terminal escapes) become \xNN.

@@ -91,7 +91,7 @@ TEST(UntrustedInputCli, ReportStringsReachTheTerminalEscaped) {
   // JSON escapes for the controls; the UTF-8 ones go in raw, as a hostile writer would.
   text.insert(pos + 13, "\\u001b]0;pwned\\u0007\\u009b31m\xc2\x9d" "2;x\xe2\x80\xae");
   write(dir.path() / "hostile.json", text);
-  for (const char* format : {"text", "markdown", "json"}) {
+  for (const char* format : {"text", "markdown", "json", "html"}) {
     auto p = run_interprobe({"report", (dir.path() / "hostile.json").string(), "--format", format});
     ASSERT_EQ(p.exit_code, 0) << p.err;
     expect_no_control_sequence(p.out);
