@@ -29,6 +29,7 @@ struct CheckOptions {
   std::string policy;
   std::optional<std::string> report;
   std::optional<std::string> junit;
+  bool list_subjects = false;
   WorkloadOptions workloads;
 };
 
@@ -61,7 +62,18 @@ void print_result(const policy::CheckResult& result, const GlobalOptions& o, boo
   std::cout << std::flush;
 }
 
+int list_subjects(const GlobalOptions& options, const CheckOptions& c) {
+  if (!c.report) throw InputError("check --list-subjects: give the REPORT whose metric and fact paths to list");
+  report::Report r = report::read_report_file(*c.report);
+  render::Document doc = policy::subjects_document(r);
+  if (options.format == "markdown") std::cout << render::render_markdown(doc);
+  else std::cout << render::render_text(doc, render::TextStyle{});
+  return kExitOk;
+}
+
 int execute_check(const GlobalOptions& options, const CheckOptions& c) {
+  if (c.list_subjects) return list_subjects(options, c);
+  if (c.policy.empty()) throw InputError("check: --policy FILE is required (presets in examples/policies/)");
   // Everything that can be wrong with the command line fails before any probe runs.
   policy::Policy pol = policy::read_policy_file(c.policy);
   if (c.junit) check_output_target(*c.junit, "--junit", ExistingOutput::replace_regular);
@@ -104,9 +116,11 @@ Command add_check_command(CLI::App& app, GlobalOptions& options) {
   Command cmd;
   cmd.app = app.add_subcommand("check", "Judge a report (or this machine) against a policy: pass/warn/fail per item, JUnit");
   auto c = std::make_shared<CheckOptions>();
-  cmd.app->add_option("--policy", c->policy, "Policy file (JSON; presets in examples/policies/)")->required();
+  cmd.app->add_option("--policy", c->policy, "Policy file (JSON; presets in examples/policies/)");
   cmd.app->add_option("REPORT", c->report, "Report to judge; without it the probes the policy needs run here (--root honoured)");
   cmd.app->add_option("--junit", c->junit, "Also write JUnit XML (one test case per item) to FILE");
+  cmd.app->add_flag("--list-subjects", c->list_subjects,
+                    "Print every metric and fact path REPORT holds (what policy items select), then exit");
   add_workload_options(cmd.app, c->workloads);
   cmd.execute = [&options, c]() { return execute_check(options, *c); };
   return cmd;

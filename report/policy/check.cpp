@@ -1,6 +1,7 @@
 #include "report/policy/check.hpp"
 
 #include <algorithm>
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -88,6 +89,8 @@ void check_metric(const report::Report& r, ItemResult& res) {
   for (const auto& row : rows) {
     auto caps = match_glob(it.selector, row.path);
     if (!caps) continue;
+    if (!it.of && res.subjects.empty())
+      res.threshold = fmt::format("{} {}", to_string(it.op), with_unit(std::get<double>(it.value), row.unit));
     double limit = 0;
     if (it.of) {
       std::string other = substitute_captures(*it.of, *caps);
@@ -134,6 +137,18 @@ void check_fact(const report::Report& r, const std::string& file, ItemResult& re
   conclude(res, 0, not_measured(r, first_segment(it.selector), fmt::format("no fact matches {}", it.selector)));
 }
 
+// A finding whose absence means nothing while another says the fact behind it was not read.
+const report::Finding* unjudged_because(const report::Report& r, const std::string& selector) {
+  static const std::map<std::string, std::string> not_read_when{{"virt.p2p_clique_missing", "virt.p2p_clique_unchecked"},
+                                                                {"virt.p2p_cliques_split", "virt.p2p_clique_unchecked"}};
+  for (const auto& [id, blocker] : not_read_when) {
+    if (!match_glob(selector, id)) continue;
+    for (const auto& f : r.findings)
+      if (f.id == blocker) return &f;
+  }
+  return nullptr;
+}
+
 void check_finding(const report::Report& r, ItemResult& res) {
   const Item& it = res.item;
   res.threshold = to_string(it.expect);
@@ -146,6 +161,11 @@ void check_finding(const report::Report& r, ItemResult& res) {
   std::vector<std::string> found;
   for (const auto& f : r.findings)
     if (match_glob(it.selector, f.id)) found.push_back(fmt::format("{} ({}: {})", f.id, report::to_string(f.severity), f.title));
+  const report::Finding* blocker = found.empty() ? unjudged_because(r, it.selector) : nullptr;
+  if (blocker) {
+    conclude(res, 0, fmt::format("{} cannot be judged: {} ({})", it.selector, blocker->title, blocker->id));
+    return;
+  }
   bool ok = it.expect == Expect::absent ? found.empty() : !found.empty();
   res.subjects.push_back({it.selector, found.empty() ? "absent" : "present", res.threshold, ok});
   conclude(res, 0, "");

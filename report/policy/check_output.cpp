@@ -1,8 +1,12 @@
 #include "report/policy/check_output.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/model/metrics.hpp"
+#include "report/policy/facts.hpp"
 #include "report/render/renderers.hpp"
 
 namespace interprobe::policy {
@@ -54,6 +58,21 @@ render::Document check_document(const CheckResult& c, bool warn_gates) {
   s.blocks.emplace_back(std::move(t));
   bool failed = check_failed(c, warn_gates);
   s.blocks.emplace_back(render::Paragraph{summary_line(c, warn_gates), failed ? render::Tone::bad : render::Tone::good});
+  doc.sections.push_back(std::move(s));
+  return doc;
+}
+
+render::Document subjects_document(const report::Report& report) {
+  render::Document doc;
+  doc.title = "interprobe check --list-subjects";
+  render::Section s;
+  s.title = "what policy items can select (metric: compared with numbers; fact: numbers, words, true/false)";
+  render::Table t;
+  t.header = {"kind", "path", "value"};
+  for (const auto& m : report::metrics_of(report))
+    t.rows.push_back({"metric", m.path, fmt::format("{:.4g} {}", m.value, m.unit)});
+  for (const auto& f : facts_of(report)) t.rows.push_back({"fact", f.path, literal_text(f.value)});
+  s.blocks.emplace_back(std::move(t));
   doc.sections.push_back(std::move(s));
   return doc;
 }

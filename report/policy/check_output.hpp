@@ -16,6 +16,9 @@ std::string check_json(const CheckResult& result, bool warn_gates);
 // failure[message, type] | skipped[message] (the shape Jenkins' JUnit plugin reads).
 std::string check_junit(const CheckResult& result, bool warn_gates);
 
+// Every metric and fact path a report holds, with its value: what a policy's items can select.
+render::Document subjects_document(const report::Report& report);
+
 // XML text and attribute values: markup characters as entities, control characters (which XML
 // 1.0 cannot carry at all) as visible \xNN.
 std::string escape_xml(const std::string& raw);

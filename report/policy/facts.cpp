@@ -1,6 +1,7 @@
 #include "report/policy/facts.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <fmt/format.h>
 

@@ -81,7 +81,9 @@ nlohmann::json check_one(const fs::path& policy, const std::vector<std::string>&
   for (const auto& item : j.at("items")) {
     gated = gated || item.at("gates").get<bool>();
     // Skipped means not measured, and says why.
-    if (item.at("outcome") == "skipped") EXPECT_FALSE(item.at("detail").get<std::string>().empty()) << item.dump();
+    if (item.at("outcome") == "skipped") {
+      EXPECT_FALSE(item.at("detail").get<std::string>().empty()) << item.dump();
+    }
   }
   EXPECT_EQ(p.exit_code, gated ? 1 : 0) << policy;
   auto cases = read_junit(junit);
@@ -145,6 +147,7 @@ TEST(CheckCli, PresetsJudgeWhatTheFixturesCarry) {
   EXPECT_EQ(s["gpu-numa-exposed"], "warn");
   EXPECT_EQ(s["emulated-port-speed"], "warn");
   EXPECT_EQ(s["p2p-clique-checked"], "warn");
+  EXPECT_EQ(s["p2p-clique"], "skipped");  // not read without root: not a pass
   fs::remove_all(dir);
 }
 
@@ -176,13 +179,17 @@ TEST(CheckCli, GenericVmPolicyOnTheProxmoxFixtureFailsWhatItShould) {
     }
   // Default: only fail-severity items gate; --fail-on warn makes every warned item a JUnit failure.
   auto cases = read_junit(junit);
-  if (!cases.empty()) EXPECT_EQ(cases["gpu-numa-exposed"], "pass");
+  if (!cases.empty()) {
+    EXPECT_EQ(cases["gpu-numa-exposed"], "pass");
+  }
   auto strict = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", kProxmox, "--fail-on", "warn",
                                 "--junit", junit.string(), "--quiet"});
   EXPECT_EQ(strict.exit_code, 1) << strict.err;
   cases = read_junit(junit);
-  if (!cases.empty())
-    for (const auto& id : not_passed) EXPECT_EQ(cases[id], "failure") << id;
+  for (const auto& id : not_passed)
+    if (!cases.empty()) {
+      EXPECT_EQ(cases[id], "failure") << id;
+    }
   // The text output: one line per item, a summary line.
   auto text = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", kProxmox, "--quiet"});
   EXPECT_EQ(text.exit_code, 1);
@@ -212,4 +219,13 @@ TEST(CheckCli, BadPolicyIsExit2NamingFileItemAndKey) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;
   fs::remove_all(dir);
+}
+
+TEST(CheckCli, ListSubjectsShowsWhatItemsCanSelect) {
+  auto p = run_interprobe({"check", "--list-subjects", kFixtures + "/seed-case/report.json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  for (const char* path : {"collective/nccl/8B/time_us", "virtualization/machine_type", "topology/gpus/0/numa_exposed"})
+    EXPECT_NE(p.out.find(path), std::string::npos) << path;
+  EXPECT_EQ(run_interprobe({"check", "--list-subjects"}).exit_code, 2);
+  EXPECT_EQ(run_interprobe({"check", kFixtures + "/seed-case/report.json"}).exit_code, 2);  // no --policy
 }

@@ -61,6 +61,7 @@ TEST(PolicyCheck, MetricAbsoluteThresholdOverEverySubject) {
   auto warn = only(R"({"id": "gen5", "severity": "warn", "metric": "topology/gpus/1/link/current_gts", "op": ">", "value": 16})", r);
   EXPECT_EQ(warn.outcome, Outcome::warn);
   EXPECT_EQ(warn.value, "16 gts");
+  EXPECT_EQ(warn.threshold, "> 16 gts");
 }
 
 TEST(PolicyCheck, RelativeThresholdUsesTheMatchingRow) {
@@ -121,6 +122,11 @@ TEST(PolicyCheck, FindingsAbsentOrPresent) {
   EXPECT_NE(clique.detail.find("P2P will be disabled"), std::string::npos);
   EXPECT_EQ(only(R"({"id": "c", "severity": "fail", "finding": "virt.*", "expect": "present"})", r).outcome, Outcome::pass);
   EXPECT_EQ(only(R"({"id": "c", "severity": "fail", "finding": "virt.vgpu"})", r).outcome, Outcome::pass);
+  // Without root the clique is not read: its absence is not a pass.
+  r.findings.front().id = "virt.p2p_clique_unchecked";
+  auto unread = only(R"({"id": "c", "severity": "fail", "finding": "virt.p2p_clique_missing"})", r);
+  EXPECT_EQ(unread.outcome, Outcome::skipped);
+  EXPECT_NE(unread.detail.find("virt.p2p_clique_unchecked"), std::string::npos) << unread.detail;
 }
 
 TEST(PolicyCheck, BottleneckVerdictByFamilyAtABatch) {

@@ -1,6 +1,7 @@
 // The policy parser: every error names the file, the item (index and id) and the key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/errors.hpp"
