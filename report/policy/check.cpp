@@ -63,7 +63,7 @@ void conclude(ItemResult& res, std::size_t unmeasured, const std::string& reason
                        : (res.item.severity == report::Severity::fail ? Outcome::fail : Outcome::warn);
   if (s.size() == 1) {
     res.value = s.front().value;
-    if (s.front().threshold != res.threshold) res.threshold += " (" + s.front().threshold + ")";
+    if (res.item.of) res.threshold += " (" + s.front().threshold + ")";  // what the relative threshold came to
   } else {
     res.value = passed && res.item.quantifier == Quantifier::all ? fmt::format("all {} pass", s.size())
                                                                  : fmt::format("{} of {} pass", ok, s.size());

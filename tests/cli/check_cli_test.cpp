@@ -196,7 +196,7 @@ TEST(CheckCli, GenericVmPolicyOnTheProxmoxFixtureFailsWhatItShould) {
   EXPECT_NE(text.out.find("FAIL  p2p-clique"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("FAILED: 17 item(s)"), std::string::npos) << text.out;
   auto md = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", kProxmox, "--quiet", "--format", "markdown"});
-  EXPECT_NE(md.out.find("| FAIL | p2p-clique |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| **FAIL** | p2p-clique |"), std::string::npos) << md.out;
   fs::remove_all(dir);
 }
 
