@@ -77,6 +77,8 @@ int execute_check(const GlobalOptions& options, const CheckOptions& c) {
   // Everything that can be wrong with the command line fails before any probe runs.
   policy::Policy pol = policy::read_policy_file(c.policy);
   if (c.junit) check_output_target(*c.junit, "--junit", ExistingOutput::replace_regular);
+  if (c.report && options.root)
+    throw InputError("--root chooses the machine check probes; with REPORT given nothing is probed (drop one)");
   if (c.report && options.output)
     throw InputError("-o saves the report check measures; with REPORT given there is none (drop -o)");
   bool rank = needs_ranking(pol) && (!c.report || !c.workloads.models.empty());

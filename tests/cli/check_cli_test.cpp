@@ -219,6 +219,9 @@ TEST(CheckCli, BadPolicyIsExit2NamingFileItemAndKey) {
   auto run = run_interprobe({"check", "--policy", policy.string(), "--root", kProxmox, "--junit", junit.string()});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_FALSE(fs::exists(junit));
+  auto both = run_interprobe({"check", "--policy", kPolicies + "/hgx-h100.json", "--root", kProxmox, kFixtures + "/seed-case/report.json"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--root"), std::string::npos) << both.err;
   auto missing = run_interprobe({"check", "--policy", (dir / "nope.json").string()});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;
