@@ -191,7 +191,8 @@ TEST(CheckCli, GenericVmPolicyOnTheProxmoxFixtureFailsWhatItShould) {
       EXPECT_EQ(cases[id], "failure") << id;
     }
   // The text output: one line per item, a summary line.
-  auto text = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", kProxmox, "--quiet"});
+  // Wide enough that a renderer fitting text to the terminal keeps one line per item.
+  auto text = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", kProxmox, "--quiet"}, {"COLUMNS=1000"});
   EXPECT_EQ(text.exit_code, 1);
   std::istringstream lines(text.out);
   std::string line, clique_line;
