@@ -20,6 +20,7 @@ struct GlobalOptions {
   bool verbose = false;
   std::string fail_on = "never";  // info, warn, fail: exit 1 when a finding reaches it  // the report header lists every vendor library, not only those opened
   std::optional<std::string> nvml_lib, nccl_lib, cublaslt_lib, cuda_lib;
+  bool report_on_stdout = true;  // false: the command prints something else (check)
   render::ViewOptions views;  // set by subcommand options (topo --tree)
 };
 

@@ -220,7 +220,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   }
   r.host.duration_s = clock.elapsed_s();
   r.findings = analysis::derive_findings(r);
-  print_report(r, o);
+  if (o.report_on_stdout) print_report(r, o);
 
   std::string failure;
   if (outcome.interrupted) {

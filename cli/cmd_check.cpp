@@ -1,0 +1,131 @@
+// `interprobe check --policy FILE [REPORT.json]`: a site policy's items judged against a saved
+// report, or (no REPORT) against the probes the policy needs, run here (--root honoured).
+// Exit 1 when an item of severity fail fails (with --fail-on warn, a warned item too), 2 for a
+// bad policy, 0 otherwise; skipped (not measured) items never fail a check.
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/session.hpp"
+#include "cli/workload_options.hpp"
+#include "common/errors.hpp"
+#include "common/output_file.hpp"
+#include "report/model/json.hpp"
+#include "report/policy/check.hpp"
+#include "report/policy/check_output.hpp"
+#include "report/render/renderers.hpp"
+
+namespace interprobe::cli {
+
+namespace {
+
+struct CheckOptions {
+  std::string policy;
+  std::optional<std::string> report;
+  std::optional<std::string> junit;
+  bool list_subjects = false;
+  WorkloadOptions workloads;
+};
+
+bool needs_ranking(const policy::Policy& p) {
+  return std::any_of(p.items.begin(), p.items.end(), [](const policy::Item& it) {
+    return it.kind == policy::ItemKind::bottleneck || it.selector.rfind("bottlenecks/", 0) == 0;
+  });
+}
+
+// The probes of `run`, only those the policy reads; the rest are not run (and not listed).
+std::vector<std::unique_ptr<Probe>> probes_for(const policy::Policy& p) {
+  auto names = policy::probes_needed(p);
+  std::vector<std::unique_ptr<Probe>> all = inventory_probes();
+  for (auto& m : measurement_probes()) all.push_back(std::move(m));
+  std::vector<std::unique_ptr<Probe>> chosen;
+  for (auto& probe : all)
+    if (std::find(names.begin(), names.end(), probe->name()) != names.end()) chosen.push_back(std::move(probe));
+  return chosen;
+}
+
+void print_result(const policy::CheckResult& result, const GlobalOptions& o, bool warn_gates) {
+  if (o.json || o.format == "json") {
+    std::cout << policy::check_json(result, warn_gates);
+  } else if (o.format == "markdown") {
+    std::cout << render::render_markdown(policy::check_document(result, warn_gates));
+  } else {
+    render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color)};
+    std::cout << render::render_text(policy::check_document(result, warn_gates), style);
+  }
+  std::cout << std::flush;
+}
+
+int list_subjects(const GlobalOptions& options, const CheckOptions& c) {
+  if (!c.report) throw InputError("check --list-subjects: give the REPORT whose metric and fact paths to list");
+  report::Report r = report::read_report_file(*c.report);
+  render::Document doc = policy::subjects_document(r);
+  if (options.format == "markdown") std::cout << render::render_markdown(doc);
+  else std::cout << render::render_text(doc, render::TextStyle{});
+  return kExitOk;
+}
+
+int execute_check(const GlobalOptions& options, const CheckOptions& c) {
+  if (c.list_subjects) return list_subjects(options, c);
+  if (c.policy.empty()) throw InputError("check: --policy FILE is required (presets in examples/policies/)");
+  // Everything that can be wrong with the command line fails before any probe runs.
+  policy::Policy pol = policy::read_policy_file(c.policy);
+  if (c.junit) check_output_target(*c.junit, "--junit", ExistingOutput::replace_regular);
+  if (c.report && options.root)
+    throw InputError("--root chooses the machine check probes; with REPORT given nothing is probed (drop one)");
+  if (c.report && options.output)
+    throw InputError("-o saves the report check measures; with REPORT given there is none (drop -o)");
+  bool rank = needs_ranking(pol) && (!c.report || !c.workloads.models.empty());
+  std::optional<PreparedWorkloads> prepared;
+  if (rank) prepared = prepare_workloads(c.workloads);
+  // --fail-on applies to the items: warn (or info) lets a warned item fail the check too.
+  auto threshold = report::parse_enum<report::Severity>(options.fail_on);
+  bool warn_gates = threshold && *threshold <= report::Severity::warn;
+
+  report::Report r;
+  if (c.report) {
+    r = report::read_report_file(*c.report);
+    if (rank) r.bottlenecks = rank_workloads(r, *prepared);
+  } else {
+    GlobalOptions session = options;
+    session.report_on_stdout = false;  // stdout carries the check
+    session.fail_on = "never";         // findings do not gate a check; its items do
+    auto probes = probes_for(pol);
+    std::function<void(report::Report&)> after;
+    if (rank)
+      after = [&prepared](report::Report& measured) {
+        if (measured.host.live || measured.compute || measured.collective) measured.bottlenecks = rank_workloads(measured, *prepared);
+      };
+    SessionResult s = run_session(session, probes, UnsupportedPolicy::record, after);
+    if (s.exit_code != kExitOk) return s.exit_code;  // interrupted or bad input: said on stderr
+    r = std::move(s.report);
+  }
+  policy::CheckResult result = policy::check_report(pol, r);
+  print_result(result, options, warn_gates);
+  if (c.junit) write_output_file(*c.junit, policy::check_junit(result, warn_gates), "--junit");
+  return policy::check_failed(result, warn_gates) ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace
+
+Command add_check_command(CLI::App& app, GlobalOptions& options) {
+  Command cmd;
+  cmd.app = app.add_subcommand("check", "Judge a report (or this machine) against a policy: pass/warn/fail per item, JUnit");
+  auto c = std::make_shared<CheckOptions>();
+  cmd.app->add_option("--policy", c->policy, "Policy file (JSON; presets in examples/policies/)");
+  cmd.app->add_option("REPORT", c->report, "Report to judge; without it the probes the policy needs run here (--root honoured)");
+  cmd.app->add_option("--junit", c->junit, "Also write JUnit XML (one test case per item) to FILE");
+  cmd.app->add_flag("--list-subjects", c->list_subjects,
+                    "Print every metric and fact path REPORT holds (what policy items select), then exit");
+  add_workload_options(cmd.app, c->workloads);
+  cmd.execute = [&options, c]() { return execute_check(options, *c); };
+  return cmd;
+}
+
+}  // namespace interprobe::cli

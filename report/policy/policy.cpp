@@ -1,0 +1,92 @@
+#include "report/policy/policy.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/model/schema_check.hpp"
+#include "report/policy/facts.hpp"
+
+namespace interprobe::policy {
+
+const char* to_string(ItemKind k) {
+  switch (k) {
+    case ItemKind::metric: return "metric";
+    case ItemKind::fact: return "fact";
+    case ItemKind::finding: return "finding";
+    case ItemKind::bottleneck: return "bottleneck";
+  }
+  return "metric";
+}
+
+const char* to_string(Op op) {
+  switch (op) {
+    case Op::le: return "<=";
+    case Op::lt: return "<";
+    case Op::ge: return ">=";
+    case Op::gt: return ">";
+    case Op::eq: return "==";
+    case Op::ne: return "!=";
+  }
+  return "==";
+}
+
+const char* to_string(Quantifier q) { return q == Quantifier::all ? "all" : "any"; }
+const char* to_string(Expect e) { return e == Expect::absent ? "absent" : "present"; }
+
+std::string literal_text(const Literal& v) {
+  if (const double* d = std::get_if<double>(&v)) return fmt::format("{:.4g}", *d);
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  return std::get<std::string>(v);
+}
+
+std::string probe_of_finding(const std::string& id) {
+  static const std::map<std::string, std::string> probe_of{{"virt", "virtualization"}, {"topology", "topology"},
+                                                           {"bandwidth", "bandwidth"},  {"collective", "collective"},
+                                                           {"compute", "compute"}};
+  auto found = probe_of.find(id.substr(0, id.find('.')));
+  return found == probe_of.end() ? "" : found->second;
+}
+
+std::vector<std::string> probes_needed(const Policy& policy) {
+  // In `interprobe run`'s order; system always, for the report header's machine.
+  static const std::vector<std::string> order{"system", "topology", "virtualization", "bandwidth", "collective", "compute"};
+  std::vector<std::string> wanted{"system"};
+  auto want = [&](const std::string& name) {
+    if (std::find(order.begin(), order.end(), name) != order.end()) wanted.push_back(name);
+  };
+  for (const auto& it : policy.items) {
+    switch (it.kind) {
+      case ItemKind::metric:
+      case ItemKind::fact:
+        want(it.selector.substr(0, it.selector.find('/')));
+        if (it.of) want(it.of->substr(0, it.of->find('/')));
+        if (it.selector.rfind("bottlenecks/", 0) == 0) {
+          want("collective");
+          want("compute");
+        }
+        break;
+      case ItemKind::finding: want(probe_of_finding(it.selector)); break;
+      case ItemKind::bottleneck:
+        want("collective");
+        want("compute");
+        break;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& name : order)
+    if (std::find(wanted.begin(), wanted.end(), name) != wanted.end()) out.push_back(name);
+  return out;
+}
+
+const std::vector<std::string>& known_finding_ids() {
+  static const std::vector<std::string> ids = [] {
+    auto schema = nlohmann::json::parse(report::report_schema_text());
+    return schema.at("$defs").at("finding_id").at("enum").get<std::vector<std::string>>();
+  }();
+  return ids;
+}
+
+}  // namespace interprobe::policy
