@@ -116,8 +116,10 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       time.spread->interval_high = p.median_ci_high_us;
     }
     if (s.fit) {
-      t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels);
-      t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels);
+      // How far the sweep's own medians scatter around the fit stands for the fit's noise.
+      MetricSpread scatter{s.fit->points_used, std::nullopt, std::nullopt, s.fit->residual_fraction, std::nullopt, std::nullopt};
+      t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels).spread = scatter;
+      t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels).spread = scatter;
     }
   }
   for (const auto& p : b.p2p_pairs) {
