@@ -89,11 +89,14 @@ TEST(CompareCli, BackToBackHostReportsAreSameAndAPathTenPercentSlowerIsWorseAndF
   EXPECT_EQ(first["series"].get<std::string>().rfind(path, 0), 0u) << slow["series"].dump(1);
   EXPECT_EQ(first["sides"][1]["verdict"], "worse") << first.dump(1);
   for (const auto& s : slow["series"]) {
-    if (s["series"].get<std::string>().rfind(path, 0) == 0) EXPECT_EQ(s["sides"][1]["verdict"], "worse") << s.dump(1);
+    if (s["series"].get<std::string>().rfind(path, 0) == 0) {
+      EXPECT_EQ(s["sides"][1]["verdict"], "worse") << s.dump(1);
+    }
   }
   for (const auto& m : slow["metrics"]) {
-    if (m["path"].get<std::string>().rfind(path, 0) == 0 && m["sides"][1]["verdict"] != "same")
+    if (m["path"].get<std::string>().rfind(path, 0) == 0 && m["sides"][1]["verdict"] != "same") {
       EXPECT_EQ(m["sides"][1]["verdict"], "worse") << m.dump(1);
+    }
   }
   auto text = run_interprobe({"compare", (dir / "a.json").string(), (dir / "b-slow.json").string()});
   EXPECT_EQ(text.exit_code, 0) << text.err;

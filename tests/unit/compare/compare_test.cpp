@@ -99,7 +99,9 @@ TEST(Compare, NoisyPathScaledIsSamePerSizeButTheSignTestFlagsThePath) {
   scale_sweep(b, 1, 0.9);
   auto c = pair(a, b);
   for (const auto& m : c.metrics) {
-    if (m.path.find("/fit/") == std::string::npos) EXPECT_EQ(m.sides[1].verdict, Verdict::same) << m.path;
+    if (m.path.find("/fit/") == std::string::npos) {
+      EXPECT_EQ(m.sides[1].verdict, Verdict::same) << m.path;
+    }
   }
   auto it = std::find_if(c.series.begin(), c.series.end(), [](const auto& s) { return s.series == kStagedRate; });
   ASSERT_NE(it, c.series.end());
