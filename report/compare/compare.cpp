@@ -156,7 +156,8 @@ TestResult run_test(const std::string& path, const SideSummary& a, const SideSum
 Verdict verdict_for(const MetricRow& row, const TestResult& t, std::optional<double> change, const Options& o) {
   if (!t.real) return Verdict::same;
   if (t.material_needed && change && std::abs(*change) < o.min_change_fraction) return Verdict::same;
-  if (row.better == Better::neither || !change) return Verdict::changed;
+  // A read value (link speed, memory size) differing is a different machine, not a slower run.
+  if (!t.material_needed || row.better == Better::neither || !change) return Verdict::changed;
   bool up = *change > 0;
   return up == (row.better == Better::higher) ? Verdict::better : Verdict::worse;
 }
