@@ -123,15 +123,14 @@ TEST(CompareCli, BackToBackHostReportsAreSameAndAPathTenPercentSlowerIsWorseAndF
   ASSERT_GT(total, 40u);
   std::cout << "back to back: " << same << " of " << total << " metrics same; load average " << load_before << " -> "
             << load_after << " on " << ::sysconf(_SC_NPROCESSORS_ONLN) << " CPUs\n";
-  if (same < 0.9 * static_cast<double>(total)) {
-    // Other processes changed what this machine delivers between the runs: real differences, not
-    // noise, and compare is right to call them. The claim holds for an idle machine only.
-    double cpus = static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
-    if (std::max(load_before, load_after) > cpus)
-      GTEST_SKIP() << "busy machine (load average " << load_before << " -> " << load_after << " on " << cpus
-                   << " CPUs): " << same << " of " << total << " metrics same between back-to-back runs";
-    ADD_FAILURE() << same << " of " << total << " metrics same on an idle machine:\n" << pair.dump(1).substr(0, 4000);
-  }
+  // On a busy machine other processes change what it delivers between the runs, by more than the
+  // 10% slowdown below: real differences, which compare is right to call. Both claims are about
+  // an idle machine; here they are skipped with the numbers.
+  double cpus = static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
+  if (std::max(load_before, load_after) > cpus)
+    GTEST_SKIP() << "busy machine (load average " << load_before << " -> " << load_after << " on " << cpus
+                 << " CPUs): " << same << " of " << total << " metrics same between back-to-back runs";
+  EXPECT_GE(static_cast<double>(same), 0.9 * static_cast<double>(total)) << pair.dump(1).substr(0, 4000);
   // The pair again, b's own path 10% slower.
   json b_slow = b;
   slow_down(b_slow["bandwidth"]["sweeps"][0], b["bandwidth"]["sweeps"][0]);
