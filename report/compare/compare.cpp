@@ -226,6 +226,10 @@ MetricComparison compare_metric(const MetricRow& row, const std::vector<std::vec
     } else if (!s.value || !base.value) {
       v.verdict = Verdict::only_in_one;
       v.test = s.value ? "absent in baseline" : "absent";
+    } else if (row.path.rfind("probes/", 0) == 0) {
+      // How long interprobe ran follows its budgets and options, not the machine: shown, not judged.
+      if (*base.value != 0) v.change_fraction = (*s.value - *base.value) / std::abs(*base.value);
+      v.test = "not judged";
     } else {
       if (*base.value != 0) v.change_fraction = (*s.value - *base.value) / std::abs(*base.value);
       else if (*s.value == 0) v.change_fraction = 0.0;

@@ -12,6 +12,7 @@
 //   borrowed  no spread of its own but a timed sibling at the same size (busbw next to time_us):
 //             the sibling's relative interval/CV, then as above.
 //   equal     read, not timed (topology, virtualization, system): `same` or `changed`.
+//   not judged  probes/*/duration_s: how long interprobe ran (its budgets), shown as `same`.
 //   threshold a derived number with no spread stored (fits, summaries, modeled steps): material
 //             alone decides, and the row says so.
 // A real and material difference is `better` or `worse` by the metric's direction (`changed`

@@ -81,7 +81,7 @@ render::Section summary_section(const Comparison& c) {
                   "intervals of the median do not overlap, else |B-A| > {} x sqrt(cvA^2 + cvB^2) x A, else the "
                   "samples' min..max ranges do not overlap; rates without a spread borrow their timed sibling's; "
                   "read values (topology, virtualization) compare by equality; derived numbers without a spread by "
-                  "the threshold alone. Per path over its sizes: sign test, p < {}.",
+                  "the threshold alone; probe durations are not judged. Per path over its sizes: sign test, p < {}.",
                   100 * c.options.min_change_fraction, c.options.cv_k, c.options.sign_test_alpha),
       Tone::dim});
   return s;

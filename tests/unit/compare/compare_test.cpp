@@ -234,6 +234,11 @@ TEST(Compare, SettingsDiffOfTheSeedCaseAgainstThisVmListsWhatDiffers) {
   ASSERT_NE(gpus, nullptr);
   EXPECT_EQ(gpus->values[0], "8");
   EXPECT_NE(gpus->values[1], "8");
+  // 30 s against 5 s of collective probe: how long interprobe ran, not how fast the machine is.
+  const auto& duration = metric(c, "probes/collective/duration_s").sides[1];
+  EXPECT_EQ(duration.verdict, Verdict::same);
+  EXPECT_EQ(duration.test, "not judged");
+  EXPECT_LT(*duration.change_fraction, -0.5);
   // A report against itself: nothing differs, every metric same.
   auto self = pair(seed, seed);
   EXPECT_TRUE(self.settings.empty());
