@@ -85,6 +85,19 @@ Report parse_report_text(const std::string& text, const std::string& label) {
   }
 }
 
+std::optional<int> written_schema_major(const std::string& text) {
+  try {
+    json j = parse_bounded(text);
+    auto it = j.is_object() ? j.find("schema_version") : j.end();
+    if (it == j.end() || !it->is_string()) return std::nullopt;
+    int major = -1;
+    if (std::sscanf(it->get_ref<const std::string&>().c_str(), "%d.", &major) != 1 || major < 0) return std::nullopt;
+    return major;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 Report read_report_file(const std::filesystem::path& path) {
   std::string text = read_user_file(path, {path.string(), "a report written by `interprobe run -o FILE`", kMaxReportBytes});
   return parse_report_text(text, path.string());

@@ -3,6 +3,7 @@
 // after probing works from it.
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "report/model/report.hpp"
@@ -19,6 +20,9 @@ std::string to_json_text(const Report& report, int indent = 2);
 // nesting beyond kMaxReportDepth, wrong types, numbers out of their field's range.
 Report parse_report_text(const std::string& text, const std::string& label);
 Report read_report_file(const std::filesystem::path& path);
+// The major of the `schema_version` the text was written with (before any upgrade); nullopt when
+// the text is no JSON object with a "N.M..." version (parse_report_text then says what is wrong).
+std::optional<int> written_schema_major(const std::string& text);
 // Temp file beside it + fsync + rename (common/output_file.hpp): a reader never sees half a report.
 void write_report_file(const std::filesystem::path& path, const Report& report);
 

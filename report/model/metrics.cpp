@@ -105,14 +105,21 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       rate.spread = spread;
       if (p.max_us > 0) rate.spread->min = moved / (p.max_us * 1e3);
       if (p.min_us > 0) rate.spread->max = moved / (p.min_us * 1e3);
+      // The 95% interval of the median time, as a rate: the slow end of the time is the low rate.
+      if (p.median_ci_high_us && *p.median_ci_high_us > 0) rate.spread->interval_low = moved / (*p.median_ci_high_us * 1e3);
+      if (p.median_ci_low_us && *p.median_ci_low_us > 0) rate.spread->interval_high = moved / (*p.median_ci_low_us * 1e3);
       auto& time = t.add(fmt::format("{}/{}/time_us", at, size_segment(p.bytes)), p.median_us, "us", Better::lower, point_labels);
       time.spread = spread;
       time.spread->min = p.min_us;
       time.spread->max = p.max_us;
+      time.spread->interval_low = p.median_ci_low_us;
+      time.spread->interval_high = p.median_ci_high_us;
     }
     if (s.fit) {
-      t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels);
-      t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels);
+      // How far the sweep's own medians scatter around the fit stands for the fit's noise.
+      MetricSpread scatter{s.fit->points_used, std::nullopt, std::nullopt, s.fit->residual_fraction, std::nullopt, std::nullopt};
+      t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels).spread = scatter;
+      t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels).spread = scatter;
     }
     // Not measured: the slowest link on the path, for relative thresholds (check's `of`).
     t.add_optional(at + "/expected_gbps", s.expected_gbps, "gbps", Better::neither, labels);

@@ -17,6 +17,7 @@ namespace interprobe::report {
 enum class Better { higher, lower, neither };
 
 // What the samples behind a measured number looked like; absent for numbers that were read, not timed.
+// A bandwidth fit's rows carry the fit's scatter: samples = points used, cv = its residual fraction.
 struct MetricSpread {
   std::int64_t samples = 0;
   std::optional<double> min, max;          // in the metric's unit

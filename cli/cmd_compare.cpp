@@ -1,0 +1,120 @@
+// `interprobe compare A.json B.json [C.json ...] [--baseline A.json]`: reports (or groups of
+// repeated runs, "a1.json,a2.json") side by side against a baseline with a noise-aware verdict per
+// metric and per path, and what differs in their settings (report/compare).
+#include <unistd.h>
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "common/errors.hpp"
+#include "common/text.hpp"
+#include "common/user_file.hpp"
+#include "report/compare/compare.hpp"
+#include "report/model/json.hpp"
+#include "report/render/renderers.hpp"
+
+namespace interprobe::cli {
+
+namespace {
+
+struct ReadFile {
+  std::string path;
+  std::string text;
+  std::optional<int> major;
+};
+
+std::vector<std::string> split_group(const std::string& arg) {
+  std::vector<std::string> files;
+  std::size_t start = 0;
+  while (start <= arg.size()) {
+    std::size_t comma = arg.find(',', start);
+    std::string file = arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (file.empty()) throw InputError(fmt::format("compare: '{}' has an empty file name; write a group as A1.json,A2.json", arg));
+    files.push_back(file);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return files;
+}
+
+// Every file is read and its schema major checked before any is decoded, so reports of two
+// majors are refused naming both, whichever of them this interprobe could read.
+std::vector<compare::Side> read_sides(const std::vector<std::string>& args) {
+  std::vector<std::vector<ReadFile>> groups;
+  const ReadFile* first = nullptr;
+  for (const auto& arg : args) {
+    groups.emplace_back();
+    for (const auto& path : split_group(arg)) {
+      std::string text = read_user_file(path, {path, "a report written by `interprobe run -o FILE`", report::kMaxReportBytes});
+      groups.back().push_back({path, std::move(text), std::nullopt});
+      groups.back().back().major = report::written_schema_major(groups.back().back().text);
+    }
+  }
+  for (const auto& g : groups)
+    for (const auto& f : g) {
+      if (!f.major) continue;
+      if (!first) first = &f;
+      else if (*f.major != *first->major)
+        throw InputError(fmt::format("compare: {} is schema {}.x and {} is schema {}.x; compare reports of one schema major "
+                                     "(convert a 1.x report with `interprobe report OLD.json --json > NEW.json`)",
+                                     first->path, *first->major, f.path, *f.major));
+    }
+  std::vector<compare::Side> sides;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    compare::Side side{args[i], {}};
+    for (const auto& f : groups[i]) side.runs.push_back(report::parse_report_text(f.text, f.path));
+    sides.push_back(std::move(side));
+  }
+  return sides;
+}
+
+std::size_t baseline_index(const std::vector<std::string>& args, const std::optional<std::string>& baseline) {
+  if (!baseline) return 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == *baseline) return i;
+    for (const auto& f : split_group(args[i]))
+      if (f == *baseline) return i;
+  }
+  throw InputError(fmt::format("--baseline {}: not one of the reports given; name one of them (or its group)", *baseline));
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app, GlobalOptions& options) {
+  Command c;
+  c.app = app.add_subcommand("compare", "Compare reports (or groups of runs) against a baseline, with noise-aware verdicts");
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto baseline = std::make_shared<std::optional<std::string>>();
+  auto min_change = std::make_shared<double>(5.0);
+  c.app->add_option("REPORTS", *files, "Reports written by `interprobe run -o FILE`; repeated runs as A1.json,A2.json")
+      ->required()
+      ->expected(2, 64);
+  c.app->add_option("--baseline", *baseline, "The report (or group) the others are compared with (default: the first)")
+      ->type_name("FILE");
+  c.app->add_option("--min-change", *min_change, "Smaller differences (percent of the baseline) are `same` even when real")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->default_str("5");
+  c.execute = [&options, files, baseline, min_change]() {
+    if (options.output) throw InputError("compare: -o is not supported; redirect stdout (--format json > FILE)");
+    std::size_t base = baseline_index(*files, *baseline);
+    compare::Options o;
+    o.min_change_fraction = *min_change / 100;
+    compare::Comparison result = compare::compare_sides(read_sides(*files), base, o);
+    if (options.json || options.format == "json") {
+      std::cout << compare::comparison_json(result).dump(2, ' ', true, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
+      render::Document doc = compare::comparison_document(result);
+      if (options.format == "markdown") std::cout << render::render_markdown(doc);
+      else std::cout << render::render_text(doc, {render::color_wanted(::isatty(STDOUT_FILENO) == 1, options.no_color)});
+    }
+    std::cout << std::flush;
+    return 0;
+  };
+  return c;
+}
+
+}  // namespace interprobe::cli

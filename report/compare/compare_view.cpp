@@ -1,0 +1,165 @@
+// The comparison as a Document (text, markdown) and as JSON. Labels and setting values come from
+// files and machines: raw here, escaped by each renderer.
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+#include "report/compare/compare.hpp"
+#include "report/model/json_codec.hpp"  // std::optional as null
+
+namespace interprobe::report {
+NLOHMANN_JSON_SERIALIZE_ENUM(Better, {{Better::higher, "higher"}, {Better::lower, "lower"}, {Better::neither, "neither"}})
+}  // namespace interprobe::report
+
+namespace interprobe::compare {
+
+NLOHMANN_JSON_SERIALIZE_ENUM(Verdict, {{Verdict::worse, "worse"},
+                                       {Verdict::better, "better"},
+                                       {Verdict::changed, "changed"},
+                                       {Verdict::only_in_one, "only_in_one"},
+                                       {Verdict::same, "same"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, min_change_fraction, cv_k, sign_test_alpha)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SideValue, value, low, high, change_fraction, verdict, test)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MetricComparison, path, unit, better, series, sides)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SeriesSide, sizes, sizes_worse, sizes_better, moved_worse, moved_better,
+                                   median_change_fraction, sign_test_p, verdict)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SeriesComparison, series, sides)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SettingDiff, name, values)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Comparison, labels, runs, baseline, options, metrics, series, settings, settings_same)
+
+namespace {
+
+using render::Cell;
+using render::Tone;
+
+Tone tone_of(Verdict v) {
+  switch (v) {
+    case Verdict::worse: return Tone::bad;
+    case Verdict::better: return Tone::good;
+    case Verdict::changed: return Tone::warn;
+    case Verdict::only_in_one: return Tone::dim;
+    case Verdict::same: return Tone::plain;
+  }
+  return Tone::plain;
+}
+
+std::string number(std::optional<double> v) {
+  if (!v) return "-";
+  return *v < 0 ? "-" + format_significant(-*v) : format_significant(*v);
+}
+
+std::string percent_of_baseline(const SideValue& s) {
+  return s.change_fraction ? fmt::format("{:.1f}%", 100 * (1 + *s.change_fraction)) : "-";
+}
+
+std::string signed_percent(std::optional<double> f) { return f ? fmt::format("{:+.1f}%", 100 * *f) : "-"; }
+
+render::Section summary_section(const Comparison& c) {
+  render::Section s{"summary", {}};
+  render::KeyValues kv;
+  for (std::size_t i = 0; i < c.labels.size(); ++i) {
+    std::string role = i == c.baseline ? "baseline" : fmt::format("vs baseline");
+    kv.add(c.labels[i], Cell{fmt::format("{}, {} run{}", role, c.runs[i], c.runs[i] == 1 ? "" : "s")});
+  }
+  s.blocks.emplace_back(std::move(kv));
+  render::Table t{"verdicts per metric", {"report", "same", "worse", "better", "changed", "only in one", "same %"}, {}, {}};
+  t.align = {render::Align::left, render::Align::right, render::Align::right, render::Align::right, render::Align::right,
+             render::Align::right, render::Align::right};
+  for (std::size_t i = 0; i < c.labels.size(); ++i) {
+    if (i == c.baseline) continue;
+    std::map<Verdict, std::int64_t> n;
+    for (const auto& m : c.metrics) ++n[m.sides[i].verdict];
+    double total = static_cast<double>(c.metrics.size());
+    t.rows.push_back({c.labels[i], std::to_string(n[Verdict::same]), Cell{std::to_string(n[Verdict::worse]), n[Verdict::worse] ? Tone::bad : Tone::plain},
+                      Cell{std::to_string(n[Verdict::better]), n[Verdict::better] ? Tone::good : Tone::plain},
+                      std::to_string(n[Verdict::changed]), std::to_string(n[Verdict::only_in_one]),
+                      fmt::format("{:.0f}%", total > 0 ? 100 * n[Verdict::same] / total : 0.0)});
+  }
+  s.blocks.emplace_back(std::move(t));
+  s.blocks.emplace_back(render::Paragraph{
+      fmt::format("A difference counts when it is outside the noise and at least {:.0f}% of the baseline. Noise, per metric: "
+                  "repeated runs -> envelopes of the runs' 95% intervals do not overlap; one run -> the stored 95% "
+                  "intervals of the median do not overlap, else |B-A| > {} x sqrt(cvA^2 + cvB^2) x A, else the "
+                  "samples' min..max ranges do not overlap; rates without a spread borrow their timed sibling's; "
+                  "read values (topology, virtualization) compare by equality; derived numbers without a spread by "
+                  "the threshold alone; probe durations are not judged. Per path over its sizes: sign test, p < {}.",
+                  100 * c.options.min_change_fraction, c.options.cv_k, c.options.sign_test_alpha),
+      Tone::dim});
+  return s;
+}
+
+render::Section settings_section(const Comparison& c) {
+  render::Section s{"settings that differ", {}};
+  if (c.settings.empty()) {
+    s.blocks.emplace_back(render::Paragraph{fmt::format("none ({} compared)", c.settings_same), Tone::good});
+    return s;
+  }
+  render::Table t{fmt::format("{} differ, {} the same", c.settings.size(), c.settings_same), {"setting"}, {}, {}};
+  for (const auto& l : c.labels) t.header.push_back(l);
+  for (const auto& d : c.settings) {
+    std::vector<Cell> row{d.name};
+    for (std::size_t i = 0; i < d.values.size(); ++i)
+      row.emplace_back(d.values[i], i != c.baseline && d.values[i] != d.values[c.baseline] ? Tone::warn : Tone::plain);
+    t.rows.push_back(std::move(row));
+  }
+  s.blocks.emplace_back(std::move(t));
+  return s;
+}
+
+render::Section series_section(const Comparison& c) {
+  render::Section s{"paths over their sizes", {}};
+  render::Table t{"median change in the good direction; sizes that moved worse/better; sign test p", {"path"}, {}, {}};
+  for (std::size_t i = 0; i < c.labels.size(); ++i)
+    if (i != c.baseline) t.header.push_back(c.labels[i]);
+  for (const auto& sc : c.series) {
+    std::vector<Cell> row{sc.series};
+    for (std::size_t i = 0; i < sc.sides.size(); ++i) {
+      if (i == c.baseline) continue;
+      const SeriesSide& x = sc.sides[i];
+      row.emplace_back(fmt::format("{} {} ({}/{} down, {}/{} up, p={:.2g})", to_string(x.verdict), signed_percent(x.median_change_fraction),
+                                   x.moved_worse, x.sizes, x.moved_better, x.sizes, x.sign_test_p),
+                       tone_of(x.verdict));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  s.blocks.emplace_back(std::move(t));
+  return s;
+}
+
+render::Section metrics_section(const Comparison& c) {
+  render::Section s{"metrics, regressions first", {}};
+  render::Table t{"value, % of baseline, verdict (test)", {"metric", "unit", c.labels[c.baseline]}, {}, {}};
+  t.align = {render::Align::left, render::Align::left, render::Align::right};
+  for (std::size_t i = 0; i < c.labels.size(); ++i) {
+    if (i == c.baseline) continue;
+    t.header.insert(t.header.end(), {c.labels[i], "%", "verdict"});
+    t.align.insert(t.align.end(), {render::Align::right, render::Align::right, render::Align::left});
+  }
+  for (const auto& m : c.metrics) {
+    std::vector<Cell> row{m.path, m.unit, number(m.sides[c.baseline].value)};
+    for (std::size_t i = 0; i < m.sides.size(); ++i) {
+      if (i == c.baseline) continue;
+      const SideValue& v = m.sides[i];
+      row.emplace_back(number(v.value));
+      row.emplace_back(percent_of_baseline(v));
+      row.emplace_back(v.test.empty() ? to_string(v.verdict) : fmt::format("{} ({})", to_string(v.verdict), v.test), tone_of(v.verdict));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  s.blocks.emplace_back(std::move(t));
+  return s;
+}
+
+}  // namespace
+
+render::Document comparison_document(const Comparison& c) {
+  render::Document doc{"interprobe compare", {}};
+  doc.sections.push_back(summary_section(c));
+  doc.sections.push_back(settings_section(c));
+  if (!c.series.empty()) doc.sections.push_back(series_section(c));
+  doc.sections.push_back(metrics_section(c));
+  return doc;
+}
+
+nlohmann::json comparison_json(const Comparison& c) { return c; }
+
+}  // namespace interprobe::compare

@@ -1,0 +1,263 @@
+// report/compare on reports built here: what the noise test calls same, worse and better, how
+// groups of runs and read values are judged, the ranking, and the settings diff on fixtures.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "report/compare/compare.hpp"
+#include "report/model/json.hpp"
+#include "report/render/renderers.hpp"
+
+namespace {
+
+using namespace interprobe;
+using compare::Verdict;
+
+// A point whose median time has a 95% interval of +-rel and samples with CV `cv`.
+report::BandwidthPoint point(std::int64_t bytes, double median_us, double rel, double cv) {
+  report::BandwidthPoint p;
+  p.bytes = bytes;
+  p.samples = 30;
+  p.median_us = median_us;
+  p.min_us = median_us * (1 - 2 * rel);
+  p.max_us = median_us * (1 + 2 * rel);
+  p.p95_us = median_us * (1 + rel);
+  p.cv_fraction = cv;
+  p.median_ci_low_us = median_us * (1 - rel);
+  p.median_ci_high_us = median_us * (1 + rel);
+  p.gbps = static_cast<double>(bytes) / (median_us * 1e3);
+  return p;
+}
+
+report::BandwidthSweep sweep(report::CopyKind kind, int sizes, double rel, double cv) {
+  report::BandwidthSweep s;
+  s.kind = kind;
+  s.src = s.dst = "node0";
+  s.memory_kind = report::MemoryKind::pageable;
+  for (int i = 0; i < sizes; ++i) {
+    std::int64_t bytes = std::int64_t{4096} << (2 * i);
+    s.points.push_back(point(bytes, 0.5 + static_cast<double>(bytes) / 8e3, rel, cv));
+  }
+  return s;
+}
+
+report::Report bandwidth_report(int sizes, double rel, double cv) {
+  report::Report r;
+  r.bandwidth.emplace();
+  r.bandwidth->sweeps = {sweep(report::CopyKind::memcpy, sizes, rel, cv), sweep(report::CopyKind::staged, sizes, rel, cv)};
+  return r;
+}
+
+// Every time of one sweep divided by `factor`, every rate multiplied: that path is slower by it.
+void scale_sweep(report::Report& r, std::size_t index, double factor) {
+  for (auto& p : r.bandwidth->sweeps[index].points) {
+    for (double* t : {&p.min_us, &p.median_us, &p.p95_us, &p.max_us}) *t /= factor;
+    *p.median_ci_low_us /= factor;
+    *p.median_ci_high_us /= factor;
+    p.gbps *= factor;
+  }
+}
+
+compare::Comparison pair(report::Report a, report::Report b, compare::Options o = {}) {
+  return compare::compare_sides({{"a.json", {std::move(a)}}, {"b.json", {std::move(b)}}}, 0, o);
+}
+
+const compare::MetricComparison& metric(const compare::Comparison& c, const std::string& path) {
+  auto it = std::find_if(c.metrics.begin(), c.metrics.end(), [&](const auto& m) { return m.path == path; });
+  if (it == c.metrics.end()) throw std::runtime_error("no metric " + path);
+  return *it;
+}
+
+const std::string kStagedRate = "bandwidth/host/staged/node0->node0/pageable/*/gbps";
+
+TEST(Compare, QuietPathScaledByNineTenthsIsWorseAtEverySizeAndRankedFirst) {
+  report::Report a = bandwidth_report(6, 0.01, 0.01);
+  report::Report b = a;
+  scale_sweep(b, 1, 0.9);
+  auto c = pair(a, b);
+  for (const auto& m : c.metrics) {
+    bool staged = m.path.find("/staged/") != std::string::npos && m.path.find("/fit/") == std::string::npos;
+    EXPECT_EQ(m.sides[1].verdict, staged ? Verdict::worse : Verdict::same) << m.path << " " << m.sides[1].test;
+  }
+  ASSERT_FALSE(c.metrics.empty());
+  EXPECT_NE(c.metrics.front().path.find("/staged/"), std::string::npos) << c.metrics.front().path;
+  // The time rows lost 1/0.9 - 1 = 11.1%, the rates 10%: the larger loss comes first.
+  EXPECT_TRUE(c.metrics.front().path.ends_with("time_us")) << c.metrics.front().path;
+  EXPECT_NEAR(*metric(c, "bandwidth/host/staged/node0->node0/pageable/4KiB/gbps").sides[1].change_fraction, -0.1, 1e-9);
+  ASSERT_FALSE(c.series.empty());
+  EXPECT_NE(c.series.front().series.find("/staged/"), std::string::npos);
+  EXPECT_EQ(c.series.front().sides[1].verdict, Verdict::worse);
+}
+
+TEST(Compare, NoisyPathScaledIsSamePerSizeButTheSignTestFlagsThePath) {
+  report::Report a = bandwidth_report(10, 0.3, 0.3);
+  report::Report b = a;
+  scale_sweep(b, 1, 0.9);
+  auto c = pair(a, b);
+  for (const auto& m : c.metrics) {
+    if (m.path.find("/fit/") == std::string::npos) {
+      EXPECT_EQ(m.sides[1].verdict, Verdict::same) << m.path;
+    }
+  }
+  auto it = std::find_if(c.series.begin(), c.series.end(), [](const auto& s) { return s.series == kStagedRate; });
+  ASSERT_NE(it, c.series.end());
+  EXPECT_EQ(it->sides[1].verdict, Verdict::worse);
+  EXPECT_EQ(it->sides[1].moved_worse, 10);
+  EXPECT_LT(it->sides[1].sign_test_p, 0.01);
+  EXPECT_NEAR(*it->sides[1].median_change_fraction, -0.1, 1e-9);
+  EXPECT_EQ(c.series.front().sides[1].verdict, Verdict::worse);
+  // Too few sizes for the sign test to reach p < 0.01 (7: p = 2/128): the path stays same.
+  report::Report a7 = bandwidth_report(7, 0.3, 0.3), b7 = a7;
+  scale_sweep(b7, 1, 0.9);
+  for (const auto& s : pair(a7, b7).series) EXPECT_EQ(s.sides[1].verdict, Verdict::same) << s.series;
+}
+
+TEST(Compare, RealButSmallDifferenceIsSameUnlessMinChangeIsLowered) {
+  report::Report a = bandwidth_report(4, 0.005, 0.005);
+  report::Report b = a;
+  scale_sweep(b, 0, 0.97);  // 3% slower, intervals +-0.5%: outside the noise
+  const std::string rate = "bandwidth/host/memcpy/node0->node0/pageable/64KiB/gbps";
+  EXPECT_EQ(metric(pair(a, b), rate).sides[1].verdict, Verdict::same);
+  compare::Options strict;
+  strict.min_change_fraction = 0.01;
+  EXPECT_EQ(metric(pair(a, b, strict), rate).sides[1].verdict, Verdict::worse);
+  scale_sweep(b, 0, 1.0 / 0.97 / 0.97);  // now 3% faster than a
+  EXPECT_EQ(metric(pair(a, b, strict), rate).sides[1].verdict, Verdict::better);
+}
+
+TEST(Compare, CvBandDecidesWhenNoIntervalIsStored) {
+  report::Report a = bandwidth_report(3, 0.01, 0.05);
+  for (auto& s : a.bandwidth->sweeps)
+    for (auto& p : s.points) p.median_ci_low_us = p.median_ci_high_us = std::nullopt;
+  report::Report b = a;
+  scale_sweep(b, 0, 0.9);  // 10% < 2 x sqrt(2) x 5% = 14%: within the noise
+  const std::string rate = "bandwidth/host/memcpy/node0->node0/pageable/4KiB/gbps";
+  auto within = metric(pair(a, b), rate).sides[1];
+  EXPECT_EQ(within.verdict, Verdict::same);
+  EXPECT_EQ(within.test, "cv");
+  scale_sweep(b, 0, 0.8 / 0.9);  // 20%: outside
+  EXPECT_EQ(metric(pair(a, b), rate).sides[1].verdict, Verdict::worse);
+}
+
+TEST(Compare, GroupsUseTheSpreadAcrossRuns) {
+  report::Report a1 = bandwidth_report(3, 0.01, 0.01), a2 = a1, b1 = a1, b2 = a1;
+  scale_sweep(a2, 0, 0.88);  // the baseline's own runs differ by 12%
+  scale_sweep(b1, 0, 0.92);
+  scale_sweep(b2, 0, 0.9);
+  const std::string rate = "bandwidth/host/memcpy/node0->node0/pageable/4KiB/gbps";
+  auto within = compare::compare_sides({{"a1,a2", {a1, a2}}, {"b1,b2", {b1, b2}}}, 0);
+  EXPECT_EQ(metric(within, rate).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(within, rate).sides[1].test, "runs");
+  // Alone, a1 against b1 is 8% apart with +-1% intervals: worse.
+  EXPECT_EQ(metric(pair(a1, b1), rate).sides[1].verdict, Verdict::worse);
+  report::Report c1 = a1, c2 = a1;
+  scale_sweep(c1, 0, 0.7);
+  scale_sweep(c2, 0, 0.72);
+  auto outside = compare::compare_sides({{"a1,a2", {a1, a2}}, {"c1,c2", {c1, c2}}}, 0);
+  EXPECT_EQ(metric(outside, rate).sides[1].verdict, Verdict::worse);
+}
+
+TEST(Compare, ReadValuesAreSameOrChangedAndMissingOnesOnlyInOne) {
+  auto with_link = [](double gts) {
+    report::Report r;
+    r.topology.emplace();
+    report::PciDevice d;
+    d.bdf = "0000:01:00.0";
+    d.link.current_gts = gts;
+    r.topology->pci_devices.push_back(d);
+    report::Gpu g;
+    g.bdf = d.bdf;
+    r.topology->gpus.push_back(g);
+    return r;
+  };
+  const std::string link = "topology/gpus/0/link/current_gts";
+  EXPECT_EQ(metric(pair(with_link(32), with_link(32)), link).sides[1].verdict, Verdict::same);
+  auto downtrained = metric(pair(with_link(32), with_link(16)), link).sides[1];
+  EXPECT_EQ(downtrained.verdict, Verdict::changed);
+  EXPECT_EQ(downtrained.test, "equal");
+  report::Report b = with_link(32);
+  b.bandwidth.emplace();
+  b.bandwidth->sweeps = {sweep(report::CopyKind::memcpy, 1, 0.01, 0.01)};
+  auto c = pair(with_link(32), b);
+  EXPECT_EQ(metric(c, "bandwidth/host/memcpy/node0->node0/pageable/4KiB/gbps").sides[1].verdict, Verdict::only_in_one);
+}
+
+TEST(Compare, ThreeReportsAgainstAChosenBaseline) {
+  report::Report a = bandwidth_report(2, 0.01, 0.01), b = a, c = a;
+  scale_sweep(b, 0, 0.8);
+  scale_sweep(c, 0, 1.2);
+  auto r = compare::compare_sides({{"a", {a}}, {"b", {b}}, {"c", {c}}}, 2);
+  const auto& m = metric(r, "bandwidth/host/memcpy/node0->node0/pageable/4KiB/gbps");
+  EXPECT_EQ(m.sides[0].verdict, Verdict::worse);
+  EXPECT_EQ(m.sides[1].verdict, Verdict::worse);
+  EXPECT_EQ(m.sides[2].verdict, Verdict::same);
+  EXPECT_NEAR(*m.sides[1].change_fraction, 0.8 / 1.2 - 1, 1e-9);
+}
+
+report::Report fixture(const std::string& relative) {
+  return report::read_report_file(std::string(INTERPROBE_SOURCE_DIR) + "/" + relative);
+}
+
+const compare::SettingDiff* setting(const compare::Comparison& c, const std::string& name) {
+  for (const auto& d : c.settings)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+TEST(Compare, SettingsDiffOfTheSeedCaseAgainstThisVmListsWhatDiffers) {
+  report::Report seed = fixture("tests/fixtures/seed-case/report.json");
+  report::Report vm = fixture("examples/reports/this-vm-run.json");
+  auto c = pair(seed, vm);
+  auto own = compare::settings_of(seed), other = compare::settings_of(vm);
+  auto value = [](const auto& list, const std::string& name) -> std::string {
+    for (const auto& [n, v] : list)
+      if (n == name) return v;
+    return "-";
+  };
+  std::int64_t expected_differ = 0;
+  std::set<std::string> names;
+  for (const auto& [n, v] : own) names.insert(n);
+  for (const auto& [n, v] : other) names.insert(n);
+  for (const auto& n : names) {
+    bool differs = value(own, n) != value(other, n);
+    expected_differ += differs;
+    EXPECT_EQ(setting(c, n) != nullptr, differs) << n;
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(c.settings.size()), expected_differ);
+  EXPECT_GT(expected_differ, 3);
+  // The seed case is 8 GPUs in a Proxmox guest; this VM has none.
+  const auto* gpus = setting(c, "topology/gpu_count");
+  ASSERT_NE(gpus, nullptr);
+  EXPECT_EQ(gpus->values[0], "8");
+  EXPECT_NE(gpus->values[1], "8");
+  // 30 s against 5 s of collective probe: how long interprobe ran, not how fast the machine is.
+  const auto& duration = metric(c, "probes/collective/duration_s").sides[1];
+  EXPECT_EQ(duration.verdict, Verdict::same);
+  EXPECT_EQ(duration.test, "not judged");
+  EXPECT_LT(*duration.change_fraction, -0.5);
+  // A report against itself: nothing differs, every metric same.
+  auto self = pair(seed, seed);
+  EXPECT_TRUE(self.settings.empty());
+  for (const auto& m : self.metrics) EXPECT_EQ(m.sides[1].verdict, Verdict::same) << m.path;
+}
+
+TEST(Compare, DocumentAndJsonCarryEveryMetricAndEscapeLabels) {
+  report::Report a = bandwidth_report(3, 0.01, 0.01), b = a;
+  scale_sweep(b, 1, 0.9);
+  auto c = compare::compare_sides({{"a\x1b[31m.json", {a}}, {"b.json", {b}}}, 0);
+  std::string text = render::render_text(compare::comparison_document(c), {});
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("worse"), std::string::npos);
+  std::string md = render::render_markdown(compare::comparison_document(c));
+  EXPECT_NE(md.find("| metric"), std::string::npos) << md.substr(0, 400);
+  nlohmann::json j = compare::comparison_json(c);
+  EXPECT_EQ(j["metrics"].size(), c.metrics.size());
+  EXPECT_EQ(j["metrics"][0]["sides"][1]["verdict"], "worse");
+  EXPECT_EQ(j["labels"][1], "b.json");
+}
+
+}  // namespace
