@@ -40,6 +40,7 @@ Command add_allreduce_command(CLI::App& app, GlobalOptions& options);
 Command add_bw_command(CLI::App& app, GlobalOptions& options);
 Command add_compute_command(CLI::App& app, GlobalOptions& options);
 Command add_analyze_command(CLI::App& app, GlobalOptions& options);
+Command add_observe_command(CLI::App& app, GlobalOptions& options);
 
 int print_version(const GlobalOptions& options);
 

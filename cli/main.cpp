@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_bw_command(app, options));
   commands.push_back(add_compute_command(app, options));
   commands.push_back(add_analyze_command(app, options));
+  commands.push_back(add_observe_command(app, options));
 #if INTERPROBE_HAVE_LIBARCHIVE
   commands.push_back(add_snapshot_command(app, options));
 #endif
