@@ -90,9 +90,10 @@ TelemetryWindow busy_without_gpm(const report::TelemetryAverages& a, const std::
       fmt::format("utilization {} (>= {:.2f}) at {} of the power limit, {}: NVML utilization counts any running kernel, NCCL's "
                   "busy-waiting ones included, so communication/synchronization and small kernels look the same",
                   num(a.utilization_fraction), threshold(T::busy_utilization), num(a.power_limit_fraction),
-                  fmt::format("PCIe {} of capacity", num(a.pcie_capacity_fraction))),
+                  a.pcie_gbps ? fmt::format("PCIe {:.3g} GB/s ({:.1e} of capacity)", *a.pcie_gbps, a.pcie_capacity_fraction.value_or(0))
+                              : std::string("PCIe not measured")),
       {"communication/synchronization", "small-kernel/launch-bound"},
-      fmt::format("GPM SM-active/DRAM/tensor activity ({}); or run `interprobe compute --model CONFIG --tp N` at the serving "
+      fmt::format("GPM SM-active/DRAM/tensor activity (absent: {}); or run `interprobe compute --model CONFIG --tp N` at the serving "
                   "batch and `interprobe allreduce` at the model's message sizes, then `interprobe analyze`",
                   gpm_reason.value_or("not sampled")));
 }

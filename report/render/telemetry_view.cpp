@@ -29,7 +29,7 @@ KeyValues gpu_block(const report::TelemetryGpu& g) {
     kv.add("could be", Cell(c, Tone::warn));
   }
   if (w.decide_with) kv.add("decide with", *w.decide_with);
-  if (g.gpm_reason) kv.add("GPM", Cell("not sampled: " + *g.gpm_reason, Tone::dim));
+  if (g.gpm_reason) kv.add("GPM", Cell("absent: " + *g.gpm_reason, Tone::dim));
   for (const auto& u : g.unsupported) kv.add("unsupported", Cell(u, Tone::dim));
   return kv;
 }

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"
@@ -71,7 +73,10 @@ TEST(ObserveCli, LiveAgainstTheSimulatedNvmlRecordsAndReplaysTheSameClasses) {
   ASSERT_EQ(r.telemetry->gpus.size(), 8u);
   EXPECT_GE(r.telemetry->samples, 8 * 9) << "about 11 ticks in 1 s at 100 ms";
   const auto& g = r.telemetry->gpus[0];
-  EXPECT_EQ(g.power_limit_w, 700);
+  // The description's power curve: the limit is its max_power_w, the draw at least its idle_power_w.
+  auto description = nlohmann::json::parse(read_text(std::string(INTERPROBE_SIM_DEVICES) + "/rtx-pro-6000-8x-kvm-p2p-off.json"));
+  double max_w = description.at("nvml").at("max_power_w").get<double>(), idle_w = description.at("nvml").value("idle_power_w", 70.0);  // 70: the simulator's default
+  EXPECT_EQ(g.power_limit_w, max_w);
   ASSERT_TRUE(g.pcie_capacity_gbps);
   EXPECT_NEAR(*g.pcie_capacity_gbps, 63.0, 0.1);  // Gen5 x16
   const auto& a = g.overall.averages;
@@ -79,7 +84,8 @@ TEST(ObserveCli, LiveAgainstTheSimulatedNvmlRecordsAndReplaysTheSameClasses) {
   // The simulator's utilization climbs 0 -> 20% in the first second (10 s triangle): not idle, not busy.
   EXPECT_GT(*a.utilization_fraction, 0.02);
   EXPECT_LT(*a.utilization_fraction, 0.3);
-  EXPECT_GT(*a.power_w, 70);
+  EXPECT_GT(*a.power_w, idle_w);
+  EXPECT_LT(*a.power_w, idle_w + 0.3 * (max_w - idle_w));
   EXPECT_NE(g.overall.classification, interprobe::report::TelemetryClass::compute_bound);
   interprobe::testing::expect_schema_valid(report);
   // The recording replays to the same verdicts.
