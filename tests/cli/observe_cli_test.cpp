@@ -121,3 +121,22 @@ TEST(ObserveCli, BadInputExitsTwoNamingIt) {
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_NE(p.err.find("--window"), std::string::npos) << p.err;
 }
+
+// `run` takes two seconds of counters before measuring; without NVML (live) or without a recorded
+// trace (--root) the probe is `unsupported` with the reason and the run goes on (exit 0).
+TEST(ObserveCli, RunRecordsTelemetryUnsupportedWithoutNvml) {
+  auto p = run_interprobe({"run", "--only", "system,telemetry", "--json", "-q"}, {"INTERPROBE_NVML_LIB=/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "run");
+  const auto* t = r.probe("telemetry");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->status, interprobe::report::ProbeStatus::unsupported);
+  EXPECT_NE(t->reason.value_or("").find("NVML"), std::string::npos) << t->reason.value_or("");
+  EXPECT_FALSE(r.telemetry);
+  p = run_interprobe({"run", "--root", std::string(INTERPROBE_FIXTURES) + "/minimal-kvm-guest", "--only", "telemetry", "--json", "-q"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  r = interprobe::report::parse_report_text(p.out, "run --root");
+  ASSERT_NE(r.probe("telemetry"), nullptr);
+  EXPECT_EQ(r.probe("telemetry")->status, interprobe::report::ProbeStatus::unsupported);
+  EXPECT_NE(r.probe("telemetry")->reason.value_or("").find("telemetry.json"), std::string::npos);
+}
