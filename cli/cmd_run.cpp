@@ -16,6 +16,7 @@
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "probes/host/system_probe.hpp"
+#include "probes/telemetry/telemetry_probe.hpp"
 #include "probes/topology/topology_probe.hpp"
 #include "probes/virt/virt_probe.hpp"
 
@@ -33,6 +34,13 @@ std::vector<std::unique_ptr<Probe>> inventory_probes() {
 // What the machine does: timed measurements.
 std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world, const std::string& mpi_absent) {
   std::vector<std::unique_ptr<Probe>> probes;
+  // Two seconds of NVML counters before anything is measured: a GPU that is not idle here is
+  // shared with another workload, and every number after it is suspect. Without NVML the probe
+  // is recorded `unsupported` with the reason.
+  TelemetryOptions baseline;
+  baseline.duration_s = 2;
+  baseline.window_s = 2;
+  probes.push_back(make_telemetry_probe(baseline));
   probes.push_back(make_bandwidth_probe(bandwidth_plan(report::BandwidthPlan::quick)));
   probes.push_back(collective::make_run_collective_probe(mpi_world, mpi_absent));
   probes.push_back(make_compute_probe(compute_plan(report::ComputePlan::quick)));
@@ -186,7 +194,7 @@ Command add_run_command(CLI::App& app, GlobalOptions& options) {
   Command c;
   c.app = app.add_subcommand("run", "Run every probe and report (the default command)");
   auto selection = std::make_shared<ProbeSelection>();
-  c.app->add_option("--only", selection->only, "Run only these probes (system, topology, virtualization, bandwidth, collective, compute)")
+  c.app->add_option("--only", selection->only, "Run only these probes (system, topology, virtualization, telemetry, bandwidth, collective, compute)")
       ->delimiter(',')
       ->type_name("NAME,...");
   c.app->add_option("--skip", selection->skip, "Leave these probes out; the report lists them as skipped")

@@ -42,6 +42,7 @@ Command add_compute_command(CLI::App& app, GlobalOptions& options);
 Command add_analyze_command(CLI::App& app, GlobalOptions& options);
 Command add_check_command(CLI::App& app, GlobalOptions& options);
 Command add_compare_command(CLI::App& app, GlobalOptions& options);
+Command add_observe_command(CLI::App& app, GlobalOptions& options);
 
 int print_version(const GlobalOptions& options);
 

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_analyze_command(app, options));
   commands.push_back(add_check_command(app, options));
   commands.push_back(add_compare_command(app, options));
+  commands.push_back(add_observe_command(app, options));
 #if INTERPROBE_HAVE_LIBARCHIVE
   commands.push_back(add_snapshot_command(app, options));
 #endif

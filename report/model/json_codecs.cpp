@@ -81,6 +81,16 @@ INTERPROBE_JSON(ComputeEngineResult, engine, status, reason, library, library_ve
                 memory, memory_ceiling_gbps, launch_floor_us, launch_floor_reason, peaks, points, notes)
 INTERPROBE_JSON(ComputeSection, plan, target_cv_fraction, engines)
 
+// --- telemetry
+INTERPROBE_JSON(TelemetryAverages, utilization_fraction, power_w, power_limit_fraction, sm_clock_fraction, memory_clock_fraction,
+                power_cap_sample_fraction, thermal_sample_fraction, power_cap_time_fraction, thermal_time_fraction, pcie_gbps,
+                pcie_capacity_fraction, nvlink_gbps, nvlink_capacity_fraction, sm_active_fraction, sm_occupancy_fraction,
+                tensor_active_fraction, dram_active_fraction)
+INTERPROBE_JSON(TelemetryWindow, start_s, end_s, samples, averages, classification, rule, reason, candidates, decide_with)
+INTERPROBE_JSON(TelemetryGpu, index, bdf, name, power_limit_w, sm_clock_max_mhz, pcie_capacity_gbps, nvlink_capacity_gbps,
+                gpm_reason, unsupported, overall, windows)
+INTERPROBE_JSON(TelemetrySection, source, trace, interval_s, window_s, duration_s, samples, gpus)
+
 // --- bottlenecks
 INTERPROBE_JSON(CategoryTime, category, time_us, provenance)
 INTERPROBE_JSON(StepCounts, weight_bytes, cache_bytes, flops, all_reduces, all_reduce_bytes, kernels_estimated, experts_touched)
@@ -94,10 +104,10 @@ INTERPROBE_JSON(BottleneckSection, sources, workloads)
 
 // --- the report: sections of probes that did not run are left out rather than null
 namespace {
-constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective", "compute", "bottlenecks"};
+constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective", "compute", "telemetry", "bottlenecks"};
 }
 INTERPROBE_JSON(Report, schema_version, tool, host, probes, findings, system, topology, virtualization, bandwidth,
-                collective, compute, bottlenecks)
+                collective, compute, telemetry, bottlenecks)
 
 json report_to_json(const Report& report) {
   json j = report;

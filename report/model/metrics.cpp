@@ -230,6 +230,29 @@ void add_bottlenecks(const BottleneckSection& b, MetricTable& t) {
   }
 }
 
+// "telemetry/gpu0/utilization_fraction": the whole run's averages per GPU (windows stay in the
+// report); the class is a label, so an exporter can count GPUs per class.
+void add_telemetry(const TelemetrySection& s, MetricTable& t) {
+  for (const auto& g : s.gpus) {
+    const auto& w = g.overall;
+    Labels l{{"section", "telemetry"}, {"gpu", std::to_string(g.index)}, {"class", label(w.classification)}, {"rule", w.rule}};
+    if (g.bdf) l["bdf"] = *g.bdf;
+    std::string at = fmt::format("telemetry/gpu{}", g.index);
+    const auto& a = w.averages;
+    t.add_optional(at + "/utilization_fraction", a.utilization_fraction, "fraction", Better::neither, l);
+    t.add_optional(at + "/power_w", a.power_w, "w", Better::neither, l);
+    t.add_optional(at + "/power_limit_fraction", a.power_limit_fraction, "fraction", Better::neither, l);
+    t.add_optional(at + "/sm_clock_fraction", a.sm_clock_fraction, "fraction", Better::higher, l);
+    t.add_optional(at + "/power_cap_time_fraction", a.power_cap_time_fraction, "fraction", Better::lower, l);
+    t.add_optional(at + "/thermal_time_fraction", a.thermal_time_fraction, "fraction", Better::lower, l);
+    t.add_optional(at + "/pcie_gbps", a.pcie_gbps, "gbps", Better::neither, l);
+    t.add_optional(at + "/nvlink_gbps", a.nvlink_gbps, "gbps", Better::neither, l);
+    t.add_optional(at + "/sm_active_fraction", a.sm_active_fraction, "fraction", Better::neither, l);
+    t.add_optional(at + "/tensor_active_fraction", a.tensor_active_fraction, "fraction", Better::neither, l);
+    t.add_optional(at + "/dram_active_fraction", a.dram_active_fraction, "fraction", Better::neither, l);
+  }
+}
+
 }  // namespace
 
 std::string size_segment(std::int64_t bytes) {
@@ -252,6 +275,7 @@ std::vector<MetricRow> metrics_of(const Report& r) {
   if (r.bandwidth) add_bandwidth(*r.bandwidth, t);
   if (r.collective) add_collective(*r.collective, t);
   if (r.compute) add_compute(*r.compute, t);
+  if (r.telemetry) add_telemetry(*r.telemetry, t);
   if (r.bottlenecks) add_bottlenecks(*r.bottlenecks, t);
   return t.take();
 }

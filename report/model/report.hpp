@@ -13,6 +13,7 @@
 #include "report/model/collective.hpp"
 #include "report/model/compute.hpp"
 #include "report/model/system.hpp"
+#include "report/model/telemetry.hpp"
 #include "report/model/topology.hpp"
 #include "report/model/virt.hpp"
 #include "report/model/value.hpp"
@@ -114,6 +115,7 @@ struct Report {
   std::optional<BandwidthSection> bandwidth;
   std::optional<CollectiveSection> collective;
   std::optional<ComputeSection> compute;
+  std::optional<TelemetrySection> telemetry;
   // Not a probe: the ranking of communication against compute (`analyze`, and `run`).
   std::optional<BottleneckSection> bottlenecks;
 

@@ -102,4 +102,14 @@ INTERPROBE_ENUM(StepCategory, {StepCategory::communication_latency, "communicati
                 {StepCategory::gemm_memory_bound, "gemm_memory_bound"}, {StepCategory::gemm_compute_bound, "gemm_compute_bound"},
                 {StepCategory::cache_reads, "cache_reads"}, {StepCategory::launch_overhead, "launch_overhead"})
 
+// --- telemetry
+INTERPROBE_ENUM(TelemetryClass, {TelemetryClass::idle, "idle"}, {TelemetryClass::thermal_limited, "thermal_limited"},
+                {TelemetryClass::power_capped, "power_capped"}, {TelemetryClass::interconnect_bound, "interconnect_bound"},
+                {TelemetryClass::host_starved, "host_starved"}, {TelemetryClass::compute_bound, "compute_bound"},
+                {TelemetryClass::memory_bound, "memory_bound"},
+                {TelemetryClass::small_kernel_launch_bound, "small_kernel_launch_bound"},
+                {TelemetryClass::latency_occupancy_bound, "latency_occupancy_bound"}, {TelemetryClass::undecided, "undecided"})
+INTERPROBE_ENUM(TelemetrySource, {TelemetrySource::live, "live"}, {TelemetrySource::simulated, "simulated"},
+                {TelemetrySource::replay, "replay"})
+
 }  // namespace interprobe::report

@@ -146,6 +146,7 @@ Document build_document(const report::Report& r, const ViewOptions& views) {
   add_bandwidth_view(r, doc);
   add_collective_view(r, doc);
   add_compute_view(r, doc);
+  add_telemetry_view(r, doc);
   add_bottleneck_view(r, doc);
   doc.sections.push_back(probes_section(r));
   return doc;

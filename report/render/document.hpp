@@ -75,6 +75,7 @@ void add_virtualization_view(const report::Report& report, Document& doc);  // v
 void add_collective_view(const report::Report& report, Document& doc);      // collective_view.cpp
 void add_bandwidth_view(const report::Report& report, Document& doc);       // bandwidth_view.cpp
 void add_compute_view(const report::Report& report, Document& doc);         // compute_view.cpp
+void add_telemetry_view(const report::Report& report, Document& doc);       // telemetry_view.cpp
 void add_verdict_view(const report::Report& report, Document& doc);         // bottleneck_view.cpp
 void add_bottleneck_view(const report::Report& report, Document& doc);      // bottleneck_view.cpp
 

@@ -70,7 +70,7 @@ std::string unit_of_leaf(const std::string& path) {
   std::string leaf = path.substr(path.rfind('/') + 1);
   leaf = leaf.substr(0, leaf.find('#'));
   static const std::pair<const char*, const char*> kSuffixes[] = {
-      {"gbps", "gbps"}, {"tflops", "tflops"}, {"_us", "us"}, {"_bytes", "bytes"}, {"_s", "s"}, {"_gts", "gts"}, {"_fraction", "fraction"}};
+      {"gbps", "gbps"}, {"tflops", "tflops"}, {"_us", "us"}, {"_bytes", "bytes"}, {"_s", "s"}, {"_gts", "gts"}, {"_fraction", "fraction"}, {"_w", "w"}};
   for (const auto& [suffix, unit] : kSuffixes) {
     std::string s = suffix;
     if (leaf.size() >= s.size() && leaf.compare(leaf.size() - s.size(), s.size(), s) == 0) return unit;
@@ -284,6 +284,8 @@ TEST(Vocabulary, EveryEnumTableEqualsItsSchemaEnum) {
       {"/$defs/compute_engine/properties/engine", table_names<ComputeEngineKind>()},
       {"/$defs/compute_engine/properties/status", table_names<EngineStatus>()},
       {"/$defs/compute_timing/properties/stop_reason", table_names<StopReason>()},
+      {"/$defs/telemetry/properties/source", table_names<TelemetrySource>()},
+      {"/$defs/telemetry_window/properties/classification", table_names<TelemetryClass>()},
   };
   for (const auto& check : checks) EXPECT_EQ(check.names, schema_enum(check.pointer)) << check.pointer;
 }

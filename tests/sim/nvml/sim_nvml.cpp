@@ -102,6 +102,18 @@ double utilization_percent() {
   return 100 * (phase < 0.5 ? 2 * phase : 2 - 2 * phase);
 }
 
+double elapsed_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - state().start).count(); }
+
+// The integral of utilization_percent()/100 from the start to now, in seconds: the energy counter
+// integrates the same power curve that nvmlDeviceGetPowerUsage samples.
+double busy_seconds() {
+  double period = state().config.nvml.utilization_period_s;
+  double t = elapsed_s();
+  double x = std::fmod(t, period) / period;
+  double partial = x < 0.5 ? x * x : 2 * x - x * x - 0.5;
+  return std::floor(t / period) * period / 2 + partial * period;
+}
+
 // The peer that link `link` of device `a` reaches when NVLinks go straight to GPUs.
 int link_peer(int a, unsigned link) {
   int n = static_cast<int>(state().devices.size());
@@ -329,5 +341,76 @@ SIM_API Return nvmlDeviceGetClockInfo(NvmlDevice device, int type, unsigned* mhz
 SIM_API Return nvmlDeviceGetTemperature(NvmlDevice device, int sensor, unsigned* celsius) {
   if (!spec(device) || !celsius || sensor != 0) return kInvalidArgument;
   *celsius = static_cast<unsigned>(std::lround(35 + 0.4 * utilization_percent()));
+  return kSuccess;
+}
+
+// Telemetry the sampler of `interprobe observe` reads (probes/telemetry/nvml_sampler.cpp).
+SIM_API Return nvmlDeviceGetEnforcedPowerLimit(NvmlDevice device, unsigned* milliwatts) {
+  if (!spec(device) || !milliwatts) return kInvalidArgument;
+  *milliwatts = static_cast<unsigned>(std::lround(state().config.nvml.max_power_w * 1000));
+  return kSuccess;
+}
+
+SIM_API Return nvmlDeviceGetMaxClockInfo(NvmlDevice device, int type, unsigned* mhz) { return nvmlDeviceGetClockInfo(device, type, mhz); }
+
+SIM_API Return nvmlDeviceGetTotalEnergyConsumption(NvmlDevice device, unsigned long long* millijoules) {
+  if (!spec(device) || !millijoules) return kInvalidArgument;
+  const auto& n = state().config.nvml;
+  double joules = n.idle_power_w * elapsed_s() + (n.max_power_w - n.idle_power_w) * busy_seconds();
+  *millijoules = static_cast<unsigned long long>(std::llround(joules * 1000));
+  return kSuccess;
+}
+
+// nvmlClocksEventReasonGpuIdle (0x1) below 5% utilization; no cap or thermal reason ever.
+SIM_API Return nvmlDeviceGetCurrentClocksEventReasons(NvmlDevice device, unsigned long long* reasons) {
+  if (!spec(device) || !reasons) return kInvalidArgument;
+  *reasons = utilization_percent() < 5 ? 0x1 : 0;
+  return kSuccess;
+}
+
+SIM_API Return nvmlDeviceGetMaxPcieLinkGeneration(NvmlDevice device, unsigned* generation) {
+  if (!spec(device) || !generation) return kInvalidArgument;
+  *generation = 5;
+  return kSuccess;
+}
+
+SIM_API Return nvmlDeviceGetMaxPcieLinkWidth(NvmlDevice device, unsigned* width) {
+  if (!spec(device) || !width) return kInvalidArgument;
+  *width = 16;
+  return kSuccess;
+}
+
+namespace {
+struct FieldValue {  // nvmlFieldValue_t
+  unsigned fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType;
+  Return nvmlReturn;
+  unsigned long long value;
+};
+static_assert(sizeof(FieldValue) == 40);
+}  // namespace
+
+// Fields 74/75 (violation ns): 0, never throttled; 197/198 (PCIe bytes): 1 GB/s per direction
+// times the utilization's integral; NVLink fields (138/139) only with nvlinks_per_gpu > 0, the same
+// rate in KiB; anything else NOT_SUPPORTED per value, as NVML does.
+SIM_API Return nvmlDeviceGetFieldValues(NvmlDevice device, int count, FieldValue* values) {
+  if (!spec(device) || !values || count < 0) return kInvalidArgument;
+  auto bytes = static_cast<unsigned long long>(1e9 * busy_seconds());
+  for (int i = 0; i < count; ++i) {
+    FieldValue& f = values[i];
+    f.valueType = 3;  // unsigned long long
+    f.nvmlReturn = kSuccess;
+    f.timestamp = static_cast<long long>(elapsed_s() * 1e6);
+    switch (f.fieldId) {
+      case 74: case 75: f.value = 0; break;
+      case 197: case 198: f.value = bytes; break;
+      case 138: case 139:
+        if (state().config.nvml.nvlinks_per_gpu > 0) f.value = bytes / 1024;
+        else f.nvmlReturn = kNotSupported;
+        break;
+      default: f.nvmlReturn = kNotSupported;
+    }
+  }
   return kSuccess;
 }

@@ -1,0 +1,142 @@
+// `interprobe observe` end to end: --replay on the recorded traces (no GPU), live sampling against
+// the simulated libnvidia-ml (tests/sim), record then replay, exit 4 without NVML, bad input exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "report/model/json.hpp"
+#include "support/run_binary.hpp"
+#include "support/schema_check.hpp"
+#include "support/temp_tree.hpp"
+
+using interprobe::testing::run_interprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(INTERPROBE_FIXTURES) + "/telemetry/" + name + ".json"; }
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::string> sim_env() {
+  return {std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML,
+          std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/rtx-pro-6000-8x-kvm-p2p-off.json"};
+}
+
+}  // namespace
+
+TEST(ObserveCli, ReplayOfEveryFixtureGivesItsClassAndAValidReport) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"seed_no_gpm", "undecided"}, {"seed_gpm_small_kernel", "small_kernel_launch_bound"}, {"seed_gpm_memory", "memory_bound"},
+      {"idle", "idle"}, {"thermal", "thermal_limited"}, {"power_capped", "power_capped"}, {"interconnect", "interconnect_bound"},
+      {"host_starved", "host_starved"}, {"compute_bound", "compute_bound"}, {"latency_bound", "latency_occupancy_bound"}};
+  interprobe::testing::TempTree tree;
+  for (const auto& [name, expected] : cases) {
+    auto out = tree.path() / (std::string(name) + ".report.json");
+    auto p = run_interprobe({"observe", "--replay", fixture(name), "-o", out.string(), "-q"});
+    ASSERT_EQ(p.exit_code, 0) << name << ": " << p.err;
+    auto r = interprobe::report::parse_report_text(read_text(out), out.string());
+    ASSERT_TRUE(r.telemetry) << name;
+    EXPECT_EQ(r.telemetry->source, interprobe::report::TelemetrySource::replay);
+    ASSERT_EQ(r.telemetry->gpus.size(), 2u);
+    for (const auto& g : r.telemetry->gpus) EXPECT_STREQ(to_string(g.overall.classification), expected) << name << ": " << g.overall.reason;
+    interprobe::testing::expect_schema_valid(out);
+  }
+}
+
+TEST(ObserveCli, SeedReplayTextSaysWhatWouldDecideIt) {
+  auto p = run_interprobe({"observe", "--replay", fixture("seed_no_gpm"), "--no-color"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("undecided"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("communication/synchronization or small-kernel/launch-bound"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("interprobe compute --model"), std::string::npos) << p.out;
+  EXPECT_EQ(p.out.find("compute_bound"), std::string::npos) << "never compute-bound from utilization and power";
+}
+
+TEST(ObserveCli, LiveAgainstTheSimulatedNvmlRecordsAndReplaysTheSameClasses) {
+  interprobe::testing::TempTree tree;
+  auto report = tree.path() / "live.json";
+  auto trace = tree.path() / "trace.json";
+  auto p = run_interprobe({"observe", "--duration", "1s", "--interval", "100ms", "--window", "1s", "--record", trace.string(), "-o",
+                           report.string(), "-q"},
+                          sim_env());
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(read_text(report), report.string());
+  ASSERT_TRUE(r.telemetry);
+  EXPECT_EQ(r.telemetry->source, interprobe::report::TelemetrySource::simulated);
+  ASSERT_EQ(r.telemetry->gpus.size(), 8u);
+  EXPECT_GE(r.telemetry->samples, 8 * 9) << "about 11 ticks in 1 s at 100 ms";
+  const auto& g = r.telemetry->gpus[0];
+  // The description's power curve: the limit is its max_power_w, the draw at least its idle_power_w.
+  auto description = nlohmann::json::parse(read_text(std::string(INTERPROBE_SIM_DEVICES) + "/rtx-pro-6000-8x-kvm-p2p-off.json"));
+  double max_w = description.at("nvml").at("max_power_w").get<double>(), idle_w = description.at("nvml").value("idle_power_w", 70.0);  // 70: the simulator's default
+  EXPECT_EQ(g.power_limit_w, max_w);
+  ASSERT_TRUE(g.pcie_capacity_gbps);
+  EXPECT_NEAR(*g.pcie_capacity_gbps, 63.0, 0.1);  // Gen5 x16
+  const auto& a = g.overall.averages;
+  ASSERT_TRUE(a.utilization_fraction && a.power_w && a.pcie_gbps);
+  // The simulator's utilization climbs 0 -> 20% in the first second (10 s triangle): not idle, not busy.
+  EXPECT_GT(*a.utilization_fraction, 0.02);
+  EXPECT_LT(*a.utilization_fraction, 0.3);
+  EXPECT_GT(*a.power_w, idle_w);
+  EXPECT_LT(*a.power_w, idle_w + 0.3 * (max_w - idle_w));
+  EXPECT_NE(g.overall.classification, interprobe::report::TelemetryClass::compute_bound);
+  interprobe::testing::expect_schema_valid(report);
+  // The recording replays to the same verdicts.
+  auto replayed = tree.path() / "replayed.json";
+  p = run_interprobe({"observe", "--replay", trace.string(), "--window", "1s", "-o", replayed.string(), "-q"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto back = interprobe::report::parse_report_text(read_text(replayed), replayed.string());
+  ASSERT_TRUE(back.telemetry);
+  ASSERT_EQ(back.telemetry->gpus.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(back.telemetry->gpus[i].overall.classification, r.telemetry->gpus[i].overall.classification) << i;
+    EXPECT_EQ(back.telemetry->gpus[i].overall.reason, r.telemetry->gpus[i].overall.reason) << i;
+  }
+}
+
+TEST(ObserveCli, WithoutNvmlExitsFourWithTheReason) {
+  auto p = run_interprobe({"observe", "--duration", "1s", "-q"}, {"INTERPROBE_NVML_LIB=/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(p.exit_code, 4) << p.out << p.err;
+  EXPECT_NE((p.out + p.err).find("NVML"), std::string::npos) << p.out << p.err;
+}
+
+TEST(ObserveCli, BadInputExitsTwoNamingIt) {
+  interprobe::testing::TempTree tree;
+  auto bad = tree.path() / "bad.json";
+  std::ofstream(bad) << R"({"format":"interprobe-telemetry-trace","version":1,"interval_s":0.1,"gpus":[{"index":0}],"samples":[{"t_s":0,"gpu":5}]})";
+  auto p = run_interprobe({"observe", "--replay", bad.string(), "-q"});
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_NE(p.err.find("samples[0].gpu"), std::string::npos) << p.err;
+  p = run_interprobe({"observe", "--interval", "fast", "-q"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("--interval"), std::string::npos) << p.err;
+  p = run_interprobe({"observe", "--window", "0.5s", "--replay", fixture("idle"), "-q"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("--window"), std::string::npos) << p.err;
+}
+
+// `run` takes two seconds of counters before measuring; without NVML (live) or without a recorded
+// trace (--root) the probe is `unsupported` with the reason and the run goes on (exit 0).
+TEST(ObserveCli, RunRecordsTelemetryUnsupportedWithoutNvml) {
+  auto p = run_interprobe({"run", "--only", "system,telemetry", "--json", "-q"}, {"INTERPROBE_NVML_LIB=/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "run");
+  const auto* t = r.probe("telemetry");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->status, interprobe::report::ProbeStatus::unsupported);
+  EXPECT_NE(t->reason.value_or("").find("NVML"), std::string::npos) << t->reason.value_or("");
+  EXPECT_FALSE(r.telemetry);
+  p = run_interprobe({"run", "--root", std::string(INTERPROBE_FIXTURES) + "/minimal-kvm-guest", "--only", "telemetry", "--json", "-q"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  r = interprobe::report::parse_report_text(p.out, "run --root");
+  ASSERT_NE(r.probe("telemetry"), nullptr);
+  EXPECT_EQ(r.probe("telemetry")->status, interprobe::report::ProbeStatus::unsupported);
+  EXPECT_NE(r.probe("telemetry")->reason.value_or("").find("telemetry.json"), std::string::npos);
+}

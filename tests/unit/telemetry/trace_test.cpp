@@ -1,0 +1,52 @@
+// Trace files: round trip, and bad input refused naming the field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/errors.hpp"
+#include "probes/telemetry/trace.hpp"
+
+namespace interprobe::telemetry {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_trace(text, "t.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kMinimal = R"({"format":"interprobe-telemetry-trace","version":1,"interval_s":0.1,
+  "gpus":[{"index":0,"power_limit_w":600}],
+  "samples":[{"t_s":0,"gpu":0,"utilization_fraction":1,"pcie_tx_bytes":5},{"t_s":0.1,"gpu":0,"utilization_fraction":0.5}]})";
+
+TEST(TelemetryTrace, RoundTripKeepsEveryField) {
+  Trace t = parse_trace(kMinimal, "t.json");
+  ASSERT_EQ(t.samples.size(), 2u);
+  EXPECT_EQ(t.samples[0].pcie_tx_bytes, 5);
+  EXPECT_FALSE(t.samples[1].pcie_tx_bytes);
+  t.gpus[0].gpm_reason = "not supported";
+  t.samples[1].dram_active_fraction = 0.25;
+  Trace back = parse_trace(trace_to_json_text(t), "back");
+  EXPECT_EQ(back.gpus[0].power_limit_w, 600);
+  EXPECT_EQ(back.gpus[0].gpm_reason, "not supported");
+  EXPECT_EQ(back.samples[1].dram_active_fraction, 0.25);
+  EXPECT_EQ(back.samples[1].utilization_fraction, 0.5);
+}
+
+TEST(TelemetryTrace, BadInputNamesTheField) {
+  EXPECT_NE(error_of("not json").find("not JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"x","version":1})").find("format"), std::string::npos);
+  std::string s = kMinimal;
+  EXPECT_NE(error_of(std::string(s).replace(s.find("\"utilization_fraction\":1"), 24, "\"utilization_fraction\":7")).find("samples[0].utilization_fraction"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(s).replace(s.find("\"gpu\":0"), 7, "\"gpu\":3")).find("samples[0].gpu"), std::string::npos);
+  EXPECT_NE(error_of(std::string(s).replace(s.find("\"power_limit_w\":600"), 19, "\"power_limit_w\":-1")).find("gpus[0].power_limit_w"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(s).replace(s.find("\"version\":1"), 11, "\"version\":2")).find("version"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace interprobe::telemetry
