@@ -176,7 +176,7 @@ std::string render_text(const Document& doc, const TextStyle& given) {
   style.width = std::max(style.width, kMinWidth);
   std::string out;
   for (const auto& section : doc.sections) {
-    out += bold(escape_terminal(section.title), style) + "\n";
+    for (const auto& line : wrap_words(escape_terminal(section.title), style.width)) out += bold(line, style) + "\n";
     for (const auto& block : section.blocks) {
       if (const auto* kv = std::get_if<KeyValues>(&block)) {
         render_key_values(*kv, style, out);

@@ -267,7 +267,7 @@ TEST(Vocabulary, EveryEnumTableEqualsItsSchemaEnum) {
       {"/$defs/pci_device/properties/kind", table_names<PciKind>()},
       {"/$defs/pci_device/properties/port_type", table_names<PciePortType>()},
       {"/$defs/pcie_path", table_names<PciePath>()},
-      {"/$defs/topology_gpu/properties/nearest_nics/items/properties/kind", table_names<NicKind>()},
+      {"/$defs/nic_path/properties/kind", table_names<NicKind>()},
       {"/$defs/cpu_topology/properties/packages_source", table_names<PackagesSource>()},
       {"/$defs/topology/properties/source", table_names<TopologySource>()},
       {"/$defs/topology/properties/nvml_source", table_names<NvmlSource>()},
