@@ -48,14 +48,21 @@ render::Document check_document(const CheckResult& c, bool warn_gates) {
   doc.title = "interprobe check";
   render::Section s;
   s.title = fmt::format("check: {} ({})", c.policy, c.file);
+  // One line per item; the reasons of those that did not pass follow in a table of their own, so
+  // neither squeezes the other on a terminal.
   render::Table t;
-  t.header = {"result", "item", "value", "threshold", "why"};
+  t.header = {"result", "item", "value", "threshold"};
+  render::Table reasons;
+  reasons.caption = "why, for the items that did not pass";
+  reasons.header = {"item", "why"};
   for (const auto& r : c.items) {
     std::string result = to_string(r.outcome);
     for (auto& ch : result) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    t.rows.push_back({render::Cell(result, tone_of(r.outcome)), r.item.id, r.value, r.threshold, why_text(r)});
+    t.rows.push_back({render::Cell(result, tone_of(r.outcome)), r.item.id, r.value, r.threshold});
+    if (r.outcome != Outcome::pass) reasons.rows.push_back({r.item.id, render::Cell(why_text(r), tone_of(r.outcome))});
   }
   s.blocks.emplace_back(std::move(t));
+  if (!reasons.rows.empty()) s.blocks.emplace_back(std::move(reasons));
   bool failed = check_failed(c, warn_gates);
   s.blocks.emplace_back(render::Paragraph{summary_line(c, warn_gates), failed ? render::Tone::bad : render::Tone::good});
   doc.sections.push_back(std::move(s));

@@ -47,8 +47,10 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
     if (word.empty()) continue;  // runs of spaces collapse at line breaks
     std::size_t w = display_width(word);
     if (line_width > 0 && line_width + 1 + w > width) flush();
-    while (w > width) {  // a word longer than the line: cut it
+    while (w > width) {  // a word longer than the line: cut it, after a '/' or '_' when one is near
       std::size_t cut = prefix_bytes(word, width - line_width);
+      std::size_t soft = word.find_last_of("/_.,:", cut - 1);
+      if (soft != std::string::npos && soft + 1 >= cut / 2 && soft + 1 < cut) cut = soft + 1;
       line += word.substr(0, cut);
       word.erase(0, cut);
       w = display_width(word);
