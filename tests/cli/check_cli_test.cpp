@@ -196,9 +196,14 @@ TEST(CheckCli, GenericVmPolicyOnTheProxmoxFixtureFailsWhatItShould) {
   EXPECT_EQ(text.exit_code, 1);
   std::istringstream lines(text.out);
   std::string line, clique_line;
-  while (std::getline(lines, line))
+  while (std::getline(lines, line) && clique_line.empty())
     if (line.find(" p2p-clique ") != std::string::npos) clique_line = line;
   EXPECT_EQ(clique_line.rfind("  FAIL ", 0), 0u) << text.out;
+  // The reasons follow, one row per item that did not pass (none for the passes).
+  const auto reasons = text.out.find("why, for the items that did not pass");
+  ASSERT_NE(reasons, std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("p2p-clique           without the clique capability", reasons), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("probes-ran ", reasons), std::string::npos) << "a passed item has no reason row";
   EXPECT_NE(text.out.find("FAILED: 17 item(s)"), std::string::npos) << text.out;
   auto md = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", kProxmox, "--quiet", "--format", "markdown"});
   EXPECT_NE(md.out.find("| **FAIL** | p2p-clique |"), std::string::npos) << md.out;
