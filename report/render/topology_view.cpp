@@ -113,7 +113,7 @@ Paragraph legend() {
   return {"X = self; NV# = # bonded NVLinks (directly or through NVSwitches); PIX = at most one PCIe switch; "
           "PXB = several PCIe switches, no host bridge; PHB = through a PCIe host bridge (CPU); NODE = across host "
           "bridges within a NUMA node; SYS = across the CPU interconnect (QPI/UPI/xGMI); ? = locality hidden "
-          "(numa_node -1); CPUs, NUMA = the device's CPU and NUMA affinity; . = not computed (reports before schema 2.2 kept only each GPU's nearest NICs)",
+          "(numa_node -1); CPUs, NUMA = the device's CPU and NUMA affinity; . = not computed (NIC to NIC; GPU to NIC beyond the nearest in reports before schema 2.2)",
           Tone::dim};
 }
 
