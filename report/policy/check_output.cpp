@@ -111,21 +111,7 @@ std::string check_json(const CheckResult& c, bool warn_gates) {
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string escape_xml(const std::string& raw) {
-  std::string safe = render::escape_terminal(raw);  // control characters become visible \xNN
-  std::string out;
-  for (char ch : safe) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
+std::string escape_xml(const std::string& raw) { return render::escape_xml(raw); }
 
 std::string check_junit(const CheckResult& c, bool warn_gates) {
   int failures = 0;

@@ -11,6 +11,23 @@ namespace interprobe::render {
 
 std::string escape_terminal(const std::string& s) { return printable(s); }
 
+std::string escape_xml(const std::string& s) {
+  std::string safe = printable(s, {.keep_newlines = true});
+  std::string out;
+  out.reserve(safe.size() + 16);
+  for (char c : safe) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string escape_markdown(const std::string& s) {
   // Controls first (their escapes then get their backslash escaped, and show as written); then
   // what would end a table cell, start markup or be taken for HTML.

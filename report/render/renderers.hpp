@@ -22,6 +22,9 @@ std::string render(const report::Report& report, Format format, const TextStyle&
 
 // Untrusted strings from the machine: control characters (terminal escapes) become \xNN.
 std::string escape_terminal(const std::string& s);
+// HTML, SVG and XML (JUnit) text and attribute values: controls as in the terminal (newlines
+// kept), then & < > " ' as character references.
+std::string escape_xml(const std::string& s);
 // Markdown table/inline text: pipes, backticks, brackets, HTML and newlines neutralised.
 std::string escape_markdown(const std::string& s);
 

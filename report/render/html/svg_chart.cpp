@@ -10,26 +10,12 @@
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "report/render/html/svg_chart.hpp"
+#include "report/render/renderers.hpp"
 #include "report/render/html/svg_parts.hpp"
 
 namespace interprobe::render::html {
 
-std::string html_escape(const std::string& raw) {
-  std::string safe = printable(raw, {.keep_newlines = true});
-  std::string out;
-  out.reserve(safe.size() + 16);
-  for (char c : safe) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string html_escape(const std::string& raw) { return escape_xml(raw); }
 
 const char* palette(std::size_t i) {
   static const char* colours[] = {"#1f6feb", "#d9480f", "#2b8a3e", "#9c36b5", "#c92a2a", "#0b7285", "#e67700", "#495057"};

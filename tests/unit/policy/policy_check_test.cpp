@@ -171,7 +171,7 @@ TEST(PolicyCheck, SummaryAndGateFollowSeverityAndFailOn) {
 }
 
 TEST(PolicyCheck, MachineStringsAreEscapedInJunit) {
-  EXPECT_EQ(escape_xml("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
+  EXPECT_EQ(escape_xml("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
   std::string escaped = escape_xml(std::string("x\x1b[31m\x01y"));
   EXPECT_EQ(escaped.find('\x1b'), std::string::npos);
   EXPECT_EQ(escaped.find('\x01'), std::string::npos);
