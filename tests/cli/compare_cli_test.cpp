@@ -127,7 +127,8 @@ TEST(CompareCli, BackToBackHostReportsAreSameAndAPathTenPercentSlowerIsWorseAndF
   // 10% slowdown below: real differences, which compare is right to call. Both claims are about
   // an idle machine; here they are skipped with the numbers.
   double cpus = static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
-  if (std::max(load_before, load_after) > cpus)
+  // Quiet means under half the CPUs busy: ctest -j runs neighbours beside this test.
+  if (std::max(load_before, load_after) > 0.5 * cpus)
     GTEST_SKIP() << "busy machine (load average " << load_before << " -> " << load_after << " on " << cpus
                  << " CPUs): " << same << " of " << total << " metrics same between back-to-back runs";
   EXPECT_GE(static_cast<double>(same), 0.9 * static_cast<double>(total)) << pair.dump(1).substr(0, 4000);
