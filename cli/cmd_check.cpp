@@ -56,8 +56,7 @@ void print_result(const policy::CheckResult& result, const GlobalOptions& o, boo
   } else if (o.format == "markdown") {
     std::cout << render::render_markdown(policy::check_document(result, warn_gates));
   } else {
-    render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color)};
-    std::cout << render::render_text(policy::check_document(result, warn_gates), style);
+    std::cout << render::render_text(policy::check_document(result, warn_gates), text_style(o));
   }
   std::cout << std::flush;
 }
@@ -67,7 +66,7 @@ int list_subjects(const GlobalOptions& options, const CheckOptions& c) {
   report::Report r = report::read_report_file(*c.report);
   render::Document doc = policy::subjects_document(r);
   if (options.format == "markdown") std::cout << render::render_markdown(doc);
-  else std::cout << render::render_text(doc, render::TextStyle{});
+  else std::cout << render::render_text(doc, text_style(options));
   return kExitOk;
 }
 

@@ -3,18 +3,22 @@
 // metric and per path, and what differs in their settings (report/compare).
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/session.hpp"
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "common/user_file.hpp"
 #include "report/compare/compare.hpp"
 #include "report/model/json.hpp"
+#include "report/render/html/html.hpp"
 #include "report/render/renderers.hpp"
 
 namespace interprobe::cli {
@@ -103,13 +107,29 @@ Command add_compare_command(CLI::App& app, GlobalOptions& options) {
     std::size_t base = baseline_index(*files, *baseline);
     compare::Options o;
     o.min_change_fraction = *min_change / 100;
-    compare::Comparison result = compare::compare_sides(read_sides(*files), base, o);
-    if (options.json || options.format == "json") {
+    const std::vector<compare::Side> sides = read_sides(*files);
+    compare::Comparison result = compare::compare_sides(sides, base, o);
+    if (options.format == "html") {
+      // The tables as in text, and each report's curves (its first run) overlaid per chart.
+      // Legends name each report by its file name, or by what was given where two names collide.
+      std::vector<render::html::LabelledReport> reports;
+      std::set<std::string> names;
+      for (const auto& side : sides) names.insert(std::filesystem::path(side.label).filename().string());
+      const bool short_names = names.size() == sides.size();
+      for (const auto& side : sides)
+        reports.push_back({short_names ? std::filesystem::path(side.label).filename().string() : side.label, &side.runs.front()});
+      std::vector<render::html::Figure> figures;
+      for (const auto& chart : render::html::overlay_charts(reports, base))
+        figures.push_back(render::html::figure("paths over their sizes", chart));
+      render::Document doc = compare::comparison_document(result);
+      doc.title = "interprobe compare";
+      std::cout << render::html::page(doc, figures);
+    } else if (options.json || options.format == "json") {
       std::cout << compare::comparison_json(result).dump(2, ' ', true, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       render::Document doc = compare::comparison_document(result);
       if (options.format == "markdown") std::cout << render::render_markdown(doc);
-      else std::cout << render::render_text(doc, {render::color_wanted(::isatty(STDOUT_FILENO) == 1, options.no_color)});
+      else std::cout << render::render_text(doc, text_style(options));
     }
     std::cout << std::flush;
     return 0;

@@ -88,13 +88,17 @@ void print_report(const report::Report& report, const GlobalOptions& o) {
   if (o.json || o.format == "json") format = render::Format::json;
   else if (o.format == "markdown") format = render::Format::markdown;
   else if (o.format == "html") format = render::Format::html;
-  render::TextStyle style{render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color), terminal_columns(STDOUT_FILENO)};
+  render::TextStyle style = text_style(o);
   render::ViewOptions views = o.views;
   views.all_library_details = o.verbose;
   std::cout << render::render(report, format, style, views) << std::flush;
 }
 
 }  // namespace
+
+render::TextStyle text_style(const GlobalOptions& o) {
+  return {render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color), terminal_columns(STDOUT_FILENO)};
+}
 
 OpenedRoot open_root(const GlobalOptions& o) {
   if (!o.root) return OpenedRoot{nullptr, HostRoot(), "/"};

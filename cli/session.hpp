@@ -9,6 +9,7 @@
 #include "common/host_root.hpp"
 #include "probes/runner/probe.hpp"
 #include "report/model/report.hpp"
+#include "report/render/renderers.hpp"
 
 namespace interprobe::cli {
 
@@ -46,6 +47,10 @@ report::ToolInfo tool_info(bool list_all_libraries, bool live);
 void silence_stdout();
 // Prints the report in the chosen format (and writes -o); throws InputError on bad options.
 void emit_report(const report::Report& report, const GlobalOptions& options);
+
+// How text goes to stdout: colour (a terminal, no --no-color, no NO_COLOR) and the width to fit
+// (COLUMNS, else the terminal's, else 100).
+render::TextStyle text_style(const GlobalOptions& options);
 
 // --fail-on: kExitCheckFailed (saying which findings, on stderr) when a finding reaches the
 // severity, else kExitOk.

@@ -198,3 +198,23 @@ TEST(CompareCli, MissingOrBrokenReportExitsTwoNamingIt) {
   EXPECT_EQ(one.exit_code, 2);
   fs::remove_all(dir);
 }
+
+// The HTML page: the comparison's tables, and every report's curves on shared charts, each
+// series named after its report; one expected line (the baseline's), no script.
+TEST(CompareCli, HtmlOverlaysEachReportsCurvesOnSharedCharts) {
+  auto p = run_interprobe({"compare", kThisVm, kSeed, "--format", "html"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(p.out.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(p.out.find("settings that differ"), std::string::npos);
+  EXPECT_EQ(p.out.find("<script"), std::string::npos);
+  // Both reports hold all-reduce sweeps: one chart carries both, named by their files.
+  const auto chart = p.out.find("All-reduce time vs size (out of place)");
+  ASSERT_NE(chart, std::string::npos) << p.out.substr(0, 2000);
+  EXPECT_NE(p.out.find("this-vm-run.json: mpi default 2 ranks"), std::string::npos);
+  EXPECT_NE(p.out.find("report.json: nccl default 8 ranks"), std::string::npos);
+  EXPECT_EQ(p.out.find(kThisVm + ":"), std::string::npos) << "legends name files, not their paths";
+  // Two reports of one file name keep the names they were given.
+  auto same_name = run_interprobe({"compare", kSeed, kSeed, "--format", "html"});
+  ASSERT_EQ(same_name.exit_code, 0) << same_name.err;
+  EXPECT_NE(same_name.out.find(kSeed + ": nccl default 8 ranks"), std::string::npos);
+}

@@ -29,6 +29,16 @@ Figure figure(std::string section, const Chart& chart) {
 // The charts of one report, per section (report_figures.cpp, report_figures_grid.cpp). `compare`
 // builds its own from two reports' series with the same chart kit.
 std::vector<Figure> bandwidth_figures(const report::Report& r);
+// The line charts behind those figures, for overlays.
+std::vector<LineChart> bandwidth_charts(const report::Report& r);
+std::vector<LineChart> collective_charts(const report::Report& r);
+// Several reports' curves on one chart each (compare): charts of the same title merged, every
+// series named "<label>: <series>"; dashed references only from the baseline's.
+struct LabelledReport {
+  std::string label;
+  const report::Report* report = nullptr;
+};
+std::vector<LineChart> overlay_charts(const std::vector<LabelledReport>& reports, std::size_t baseline);
 std::vector<Figure> collective_figures(const report::Report& r);
 std::vector<Figure> compute_figures(const report::Report& r);
 std::vector<Figure> topology_figures(const report::Report& r);

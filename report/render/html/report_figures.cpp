@@ -76,8 +76,8 @@ std::pair<LineChart, LineChart> bandwidth_charts(const std::vector<const Bandwid
 
 }  // namespace
 
-std::vector<Figure> bandwidth_figures(const report::Report& r) {
-  std::vector<Figure> out;
+std::vector<LineChart> bandwidth_charts(const report::Report& r) {
+  std::vector<LineChart> out;
   if (!r.bandwidth) return out;
   std::map<std::string, std::vector<const BandwidthSweep*>> groups;
   for (const auto& s : r.bandwidth->sweeps)
@@ -85,14 +85,26 @@ std::vector<Figure> bandwidth_figures(const report::Report& r) {
   std::size_t index = 0;
   for (const auto& [group, sweeps] : groups) {
     auto [gbps, time] = bandwidth_charts(sweeps, group, index++);
-    out.push_back(figure("bandwidth", gbps));
-    out.push_back(figure("bandwidth", time));
+    out.push_back(std::move(gbps));
+    out.push_back(std::move(time));
   }
+  return out;
+}
+
+std::vector<Figure> bandwidth_figures(const report::Report& r) {
+  std::vector<Figure> out;
+  for (const auto& chart : bandwidth_charts(r)) out.push_back(figure("bandwidth", chart));
   return out;
 }
 
 std::vector<Figure> collective_figures(const report::Report& r) {
   std::vector<Figure> out;
+  for (const auto& chart : collective_charts(r)) out.push_back(figure("all-reduce", chart));
+  return out;
+}
+
+std::vector<LineChart> collective_charts(const report::Report& r) {
+  std::vector<LineChart> out;
   if (!r.collective) return out;
   LineChart time{"ar-us", "All-reduce time vs size (out of place)", {"size (bytes)", Scale::log_bytes}, {"us", Scale::log}, {}, {}};
   LineChart busbw{"ar-busbw", "All-reduce busbw vs size (out of place)", {"size (bytes)", Scale::log_bytes},
@@ -113,8 +125,8 @@ std::vector<Figure> collective_figures(const report::Report& r) {
   if (time.series.empty()) return out;
   time.notes.push_back("median of the slowest rank; band: fastest to slowest sample");
   busbw.notes.push_back("busbw = algbw x 2(n-1)/n as nccl-tests prints it; 0 with one rank (not drawn on a log axis)");
-  out.push_back(figure("all-reduce", time));
-  out.push_back(figure("all-reduce", busbw));
+  out.push_back(std::move(time));
+  out.push_back(std::move(busbw));
   return out;
 }
 
