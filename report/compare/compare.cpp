@@ -50,7 +50,7 @@ std::string parent_of(const std::string& path) {
 // (busbw next to time_us) is its inverse, so its interval flips.
 MetricSpread borrow(const MetricRow& row, const MetricRow& sibling) {
   const MetricSpread& s = *sibling.spread;
-  MetricSpread out{s.samples, std::nullopt, std::nullopt, s.cv_fraction, std::nullopt, std::nullopt};
+  MetricSpread out = MetricSpread::of(s.samples, s.cv_fraction);
   if (sibling.value <= 0 || row.value <= 0) return out;
   bool inverse = (row.better == Better::higher) != (sibling.better == Better::higher);
   auto scaled = [&](std::optional<double> v) -> std::optional<double> {
@@ -61,6 +61,8 @@ MetricSpread borrow(const MetricRow& row, const MetricRow& sibling) {
   out.interval_high = scaled(inverse ? s.interval_low : s.interval_high);
   out.min = scaled(inverse ? s.max : s.min);
   out.max = scaled(inverse ? s.min : s.max);
+  out.typical_low = scaled(inverse ? s.typical_high : s.typical_low);
+  out.typical_high = scaled(inverse ? s.typical_low : s.typical_high);
   return out;
 }
 
@@ -131,6 +133,22 @@ struct TestResult {
   std::optional<Interval> a, b;
 };
 
+// Noise as the runs themselves saw it, beside the intervals of the medians (which say how well
+// each run knows its own median, not how much a second run moves it): a difference within either
+// run's sample CV (nvbench's compare rule), or one run's value inside the range most of the other's
+// samples fell in (a size with two modes that both runs saw, whose median flips between them).
+bool within_sample_noise(const RunValue& a, const RunValue& b) {
+  const MetricSpread& sa = *a.spread;
+  const MetricSpread& sb = *b.spread;
+  if (sa.cv_fraction && sb.cv_fraction && a.value != 0 &&
+      std::abs(b.value - a.value) <= std::max(*sa.cv_fraction, *sb.cv_fraction) * std::abs(a.value))
+    return true;
+  auto typical = [](double v, const MetricSpread& s) {
+    return s.typical_low && s.typical_high && *s.typical_low <= v && v <= *s.typical_high;
+  };
+  return typical(b.value, sa) || typical(a.value, sb);
+}
+
 TestResult run_test(const std::string& path, const SideSummary& a, const SideSummary& b, const Options& o) {
   std::string prefix = a.borrowed || b.borrowed ? "borrowed-" : "";
   if (a.runs.size() >= 2 || b.runs.size() >= 2) {
@@ -139,7 +157,8 @@ TestResult run_test(const std::string& path, const SideSummary& a, const SideSum
   }
   const RunValue& ra = a.runs.front();
   const RunValue& rb = b.runs.front();
-  if (auto ia = interval_of(ra), ib = interval_of(rb); ia && ib) return {!overlap(*ia, *ib), true, prefix + "interval", ia, ib};
+  if (auto ia = interval_of(ra), ib = interval_of(rb); ia && ib)
+    return {!overlap(*ia, *ib) && !within_sample_noise(ra, rb), true, prefix + "interval", ia, ib};
   if (ra.spread && rb.spread && ra.spread->cv_fraction && rb.spread->cv_fraction && ra.value != 0) {
     double band = o.cv_k * std::hypot(*ra.spread->cv_fraction, *rb.spread->cv_fraction) * std::abs(ra.value);
     return {std::abs(rb.value - ra.value) > band, true, prefix + "cv",

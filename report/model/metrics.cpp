@@ -100,7 +100,7 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       Labels point_labels = labels;
       point_labels["bytes"] = std::to_string(p.bytes);
       double moved = static_cast<double>(p.bytes) * static_cast<double>(s.directions);
-      MetricSpread spread{p.samples, std::nullopt, std::nullopt, p.cv_fraction, std::nullopt, std::nullopt};
+      MetricSpread spread = MetricSpread::of(p.samples, p.cv_fraction);
       auto& rate = t.add(fmt::format("{}/{}/gbps", at, size_segment(p.bytes)), p.gbps, "gbps", Better::higher, point_labels);
       rate.spread = spread;
       if (p.max_us > 0) rate.spread->min = moved / (p.max_us * 1e3);
@@ -108,16 +108,21 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       // The 95% interval of the median time, as a rate: the slow end of the time is the low rate.
       if (p.median_ci_high_us && *p.median_ci_high_us > 0) rate.spread->interval_low = moved / (*p.median_ci_high_us * 1e3);
       if (p.median_ci_low_us && *p.median_ci_low_us > 0) rate.spread->interval_high = moved / (*p.median_ci_low_us * 1e3);
+      if (p.min_us > 0 && p.p95_us > 0) {
+        rate.spread->typical_low = moved / (p.p95_us * 1e3);
+        rate.spread->typical_high = moved / (p.min_us * 1e3);
+      }
       auto& time = t.add(fmt::format("{}/{}/time_us", at, size_segment(p.bytes)), p.median_us, "us", Better::lower, point_labels);
       time.spread = spread;
       time.spread->min = p.min_us;
       time.spread->max = p.max_us;
       time.spread->interval_low = p.median_ci_low_us;
       time.spread->interval_high = p.median_ci_high_us;
+      if (p.p95_us > 0) time.spread->typical_low = p.min_us, time.spread->typical_high = p.p95_us;
     }
     if (s.fit) {
       // How far the sweep's own medians scatter around the fit stands for the fit's noise.
-      MetricSpread scatter{s.fit->points_used, std::nullopt, std::nullopt, s.fit->residual_fraction, std::nullopt, std::nullopt};
+      MetricSpread scatter = MetricSpread::of(s.fit->points_used, s.fit->residual_fraction);
       t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels).spread = scatter;
       t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels).spread = scatter;
     }
@@ -153,7 +158,9 @@ void add_collective(const CollectiveSection& c, MetricTable& t) {
       point_labels["placement"] = p.in_place ? "in_place" : "out_of_place";
       std::string point_at = fmt::format("{}{}/{}", at, p.in_place ? "/in_place" : "", size_segment(p.bytes));
       auto& time = t.add(point_at + "/time_us", p.time_us, "us", Better::lower, point_labels);
-      time.spread = MetricSpread{p.samples, p.min_us, p.max_us, std::nullopt, std::nullopt, std::nullopt};
+      time.spread = MetricSpread::of(p.samples, std::nullopt);
+      time.spread->min = p.min_us;
+      time.spread->max = p.max_us;
       t.add(point_at + "/busbw_gbps", p.busbw_gbps, "gbps", Better::higher, point_labels);
       t.add(point_at + "/algbw_gbps", p.algbw_gbps, "gbps", Better::higher, point_labels);
       t.add_optional(point_at + "/rank_mean_time_us", p.rank_mean_time_us, "us", Better::lower, point_labels);
@@ -168,7 +175,11 @@ void add_collective(const CollectiveSection& c, MetricTable& t) {
 }
 
 MetricSpread timing_spread(const ComputeTiming& t) {
-  return {t.samples, t.min_us, t.max_us, t.cv_fraction, std::nullopt, std::nullopt};
+  MetricSpread s = MetricSpread::of(t.samples, t.cv_fraction);
+  s.min = t.min_us;
+  s.max = t.max_us;
+  if (t.p95_us > 0) s.typical_low = t.min_us, s.typical_high = t.p95_us;
+  return s;
 }
 
 // "compute/host/bf16/gate_up_tp4/m16/tflops": engine, dtype, weight shape, M.
@@ -180,14 +191,14 @@ void add_compute(const ComputeSection& c, MetricTable& t) {
       Labels l = labels;
       l["memory"] = m.name;
       auto& row = t.add(fmt::format("{}/memory/{}/gbps", at, m.name), m.gbps, "gbps", Better::higher, l);
-      row.spread = MetricSpread{m.timing.samples, std::nullopt, std::nullopt, m.timing.cv_fraction, std::nullopt, std::nullopt};
+      row.spread = MetricSpread::of(m.timing.samples, m.timing.cv_fraction);
     }
     t.add_optional(at + "/launch_floor_us", e.launch_floor_us, "us", Better::lower, labels);
     for (const auto& p : e.peaks) {
       Labels l = labels;
       l["dtype"] = label(p.dtype);
       auto& row = t.add(fmt::format("{}/peak/{}/tflops", at, label(p.dtype)), p.measured_tflops, "tflops", Better::higher, l);
-      row.spread = MetricSpread{p.timing.samples, std::nullopt, std::nullopt, p.timing.cv_fraction, std::nullopt, std::nullopt};
+      row.spread = MetricSpread::of(p.timing.samples, p.timing.cv_fraction);
     }
     for (const auto& p : e.points) {
       Labels l = labels;
@@ -200,7 +211,7 @@ void add_compute(const ComputeSection& c, MetricTable& t) {
       std::string point_at = fmt::format("{}/{}/{}/m{}", at, label(p.dtype), p.shape, p.m);
       t.add(point_at + "/time_us", p.timing.median_us, "us", Better::lower, l).spread = timing_spread(p.timing);
       auto& rate = t.add(point_at + "/tflops", p.tflops, "tflops", Better::higher, l);
-      rate.spread = MetricSpread{p.timing.samples, std::nullopt, std::nullopt, p.timing.cv_fraction, std::nullopt, std::nullopt};
+      rate.spread = MetricSpread::of(p.timing.samples, p.timing.cv_fraction);
       t.add_optional(point_at + "/peak_fraction", p.peak_fraction, "fraction", Better::higher, l);
       t.add_optional(point_at + "/memory_bandwidth_fraction", p.memory_bandwidth_fraction, "fraction", Better::higher, l);
     }

@@ -23,6 +23,16 @@ struct MetricSpread {
   std::optional<double> min, max;          // in the metric's unit
   std::optional<double> cv_fraction;       // of the samples
   std::optional<double> interval_low, interval_high;  // 95% interval of the value, when the report has one
+  // Where most samples fell (times: min to p95; rates: their inverse), when the report keeps both:
+  // compare calls a difference noise when one run's value lies inside the other's typical range.
+  std::optional<double> typical_low, typical_high;
+
+  static MetricSpread of(std::int64_t samples, std::optional<double> cv_fraction) {
+    MetricSpread s;
+    s.samples = samples;
+    s.cv_fraction = cv_fraction;
+    return s;
+  }
 };
 
 struct MetricRow {

@@ -129,6 +129,37 @@ TEST(Compare, RealButSmallDifferenceIsSameUnlessMinChangeIsLowered) {
   EXPECT_EQ(metric(pair(a, b, strict), rate).sides[1].verdict, Verdict::better);
 }
 
+// Intervals of the medians say how well a run knows its own median, not how far a second run
+// lands: a difference inside the samples' own scatter is noise even when the intervals are apart.
+TEST(Compare, IntervalsApartButWithinTheSamplesScatterIsSame) {
+  const std::string time = "bandwidth/host/memcpy/node0->node0/pageable/4KiB/time_us";
+  // Samples with a CV of 15%, medians known to +-1%: 10% slower is within the CV (nvbench's rule).
+  report::Report a = bandwidth_report(3, 0.01, 0.15), b = a;
+  for (auto* r : {&a, &b})
+    for (auto& p : r->bandwidth->sweeps[0].points) p.p95_us = p.median_us * 1.01;  // typical range no help
+  scale_sweep(b, 0, 0.9);
+  auto within_cv = metric(pair(a, b), time).sides[1];
+  EXPECT_EQ(within_cv.verdict, Verdict::same);
+  EXPECT_EQ(within_cv.test, "interval");
+  scale_sweep(b, 0, 0.7 / 0.9);  // 30% slower: past the CV and outside a's typical range
+  EXPECT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::worse);
+
+  // Two modes, 1x and 5x: a's samples span both (its min..p95 reaches 5.2x), and b's median lands
+  // on the slow one. Intervals apart, the CV (0.8) below the 4x jump: still the same machine.
+  report::Report fast = bandwidth_report(3, 0.01, 0.8), slow = fast;
+  for (auto& p : fast.bandwidth->sweeps[0].points) p.p95_us = p.median_us * 5.2;
+  for (auto& p : slow.bandwidth->sweeps[0].points) {
+    p.p95_us = p.median_us * 5.2;
+    p.min_us = p.median_us * 0.95;
+  }
+  scale_sweep(slow, 0, 0.2);
+  EXPECT_EQ(metric(pair(fast, slow), time).sides[1].verdict, Verdict::same);
+  // The same jump where neither run's samples reach the other's median: worse.
+  for (auto& p : fast.bandwidth->sweeps[0].points) p.p95_us = p.median_us * 1.05;
+  for (auto& p : slow.bandwidth->sweeps[0].points) p.min_us = p.median_us * 0.9;
+  EXPECT_EQ(metric(pair(fast, slow), time).sides[1].verdict, Verdict::worse);
+}
+
 TEST(Compare, CvBandDecidesWhenNoIntervalIsStored) {
   report::Report a = bandwidth_report(3, 0.01, 0.05);
   for (auto& s : a.bandwidth->sweeps)
