@@ -3,8 +3,11 @@
 // starts on a machine without them. Each has an override: the environment variable
 // INTERPROBE_<NAME>_LIB or the CLI option --<name>-lib, so users can compare versions.
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace interprobe {
@@ -63,5 +66,31 @@ class DynamicLibrary {
   void* handle_;
   std::string path_;
 };
+
+// A vendor library opened once per process and kept, success or failure: `load_from` turns the
+// opened library into its API table (throwing Unsupported with the reason when it cannot), and a
+// failure is remembered, so every later call throws the same reason without opening it again.
+// `Unsupported` is the project's UnsupportedError (common/errors.hpp), passed in to keep this
+// header free of it. One state per Api type.
+template <class Api, class Unsupported, class LoadFrom>
+const Api& load_once(VendorLibrary which, const char* absent_prefix, LoadFrom load_from) {
+  static std::once_flag once;
+  static std::variant<std::monostate, Api, std::string> state;
+  std::call_once(once, [&] {
+    std::string error;
+    auto dl = DynamicLibrary::open(which, &error);
+    if (!dl) {
+      state = std::string(absent_prefix) + ": " + error;
+      return;
+    }
+    try {
+      state = load_from(std::move(dl));
+    } catch (const Unsupported& e) {
+      state = std::string(e.what());
+    }
+  });
+  if (auto* reason = std::get_if<std::string>(&state)) throw Unsupported(*reason);
+  return std::get<Api>(state);
+}
 
 }  // namespace interprobe

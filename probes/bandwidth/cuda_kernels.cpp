@@ -1,9 +1,5 @@
 #include "probes/bandwidth/cuda_kernels.hpp"
 
-#include <map>
-#include <mutex>
-#include <utility>
-
 #include "probes/gpu/cuda_driver.hpp"
 
 namespace interprobe::cuda_kernels {
@@ -12,26 +8,8 @@ namespace {
 
 constexpr unsigned kThreads = 512;
 
-// Modules are per context: one per device, loaded on first use and kept (the driver caches the
-// JIT result on disk, so a later run loads it at once).
 cu::Function function(int device, const char* name) {
-  static std::mutex m;
-  static std::map<std::pair<int, std::string>, cu::Function> functions;
-  static std::map<int, cu::Module> modules;
-  std::lock_guard lock(m);
-  auto key = std::make_pair(device, std::string(name));
-  if (auto it = functions.find(key); it != functions.end()) return it->second;
-  const auto& d = cu::driver();
-  auto module = modules.find(device);
-  if (module == modules.end()) {
-    cu::Module loaded = nullptr;
-    cu::check(d.module_load_data(&loaded, kPtx), "cuModuleLoadData (the copy engine's PTX kernels)");
-    module = modules.emplace(device, loaded).first;
-  }
-  cu::Function f = nullptr;
-  cu::check(d.module_get_function(&f, module->second, name), "cuModuleGetFunction");
-  functions[key] = f;
-  return f;
+  return cu::module_function(kPtx, device, name, "the copy engine's PTX kernels");
 }
 
 unsigned blocks_for(std::uint64_t items, int max_blocks) {

@@ -1,8 +1,6 @@
 #include "probes/compute/cublaslt_library.hpp"
 
 #include <memory>
-#include <mutex>
-#include <variant>
 
 #include <fmt/format.h>
 
@@ -63,24 +61,6 @@ void Library::check(Status s, const char* call) const {
   if (s != kSuccess) throw VendorError(call, s, describe(s));
 }
 
-const Library& library() {
-  static std::once_flag once;
-  static std::variant<std::monostate, Library, std::string> state;
-  std::call_once(once, [] {
-    std::string error;
-    auto dl = DynamicLibrary::open(VendorLibrary::cublaslt, &error);
-    if (!dl) {
-      state = fmt::format("no cuBLASLt: {}", error);
-      return;
-    }
-    try {
-      state = load_from(std::move(dl));
-    } catch (const UnsupportedError& e) {
-      state = std::string(e.what());
-    }
-  });
-  if (auto* reason = std::get_if<std::string>(&state)) throw UnsupportedError(*reason);
-  return std::get<Library>(state);
-}
+const Library& library() { return load_once<Library, UnsupportedError>(VendorLibrary::cublaslt, "no cuBLASLt", load_from); }
 
 }  // namespace interprobe::cublaslt

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <mutex>
-#include <utility>
 #include <vector>
 
 #include "probes/gpu/cuda_device.hpp"
@@ -16,25 +13,8 @@ namespace {
 
 constexpr unsigned kThreads = 512;
 
-// One module per device, loaded on first use and kept (the driver caches the JIT result on disk).
 cu::Function function(int device, const char* name) {
-  static std::mutex m;
-  static std::map<std::pair<int, std::string>, cu::Function> functions;
-  static std::map<int, cu::Module> modules;
-  std::lock_guard lock(m);
-  auto key = std::make_pair(device, std::string(name));
-  if (auto it = functions.find(key); it != functions.end()) return it->second;
-  const auto& d = cu::driver();
-  auto module = modules.find(device);
-  if (module == modules.end()) {
-    cu::Module loaded = nullptr;
-    cu::check(d.module_load_data(&loaded, kPtx), "cuModuleLoadData (the compute engine's PTX kernels)");
-    module = modules.emplace(device, loaded).first;
-  }
-  cu::Function f = nullptr;
-  cu::check(d.module_get_function(&f, module->second, name), "cuModuleGetFunction");
-  functions[key] = f;
-  return f;
+  return cu::module_function(kPtx, device, name, "the compute engine's PTX kernels");
 }
 
 // Events around whatever `queue` launches on `stream`, in seconds.

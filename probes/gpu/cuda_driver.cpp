@@ -1,8 +1,9 @@
 #include "probes/gpu/cuda_driver.hpp"
 
+#include <map>
 #include <memory>
 #include <mutex>
-#include <variant>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -111,24 +112,26 @@ Driver load_driver(const std::string& path) {
   return load_from(std::move(dl));
 }
 
-const Driver& driver() {
-  static std::once_flag once;
-  static std::variant<std::monostate, Driver, std::string> state;
-  std::call_once(once, [] {
-    std::string error;
-    auto dl = DynamicLibrary::open(VendorLibrary::cuda_driver, &error);
-    if (!dl) {
-      state = fmt::format("no CUDA driver: {}", error);
-      return;
-    }
-    try {
-      state = load_from(std::move(dl));
-    } catch (const UnsupportedError& e) {
-      state = std::string(e.what());
-    }
-  });
-  if (auto* reason = std::get_if<std::string>(&state)) throw UnsupportedError(*reason);
-  return std::get<Driver>(state);
+const Driver& driver() { return load_once<Driver, UnsupportedError>(VendorLibrary::cuda_driver, "no CUDA driver", load_from); }
+
+Function module_function(const char* ptx, int device, const char* name, const char* what) {
+  static std::mutex m;
+  static std::map<std::tuple<const char*, int, std::string>, Function> functions;
+  static std::map<std::pair<const char*, int>, Module> modules;
+  std::lock_guard lock(m);
+  auto key = std::make_tuple(ptx, device, std::string(name));
+  if (auto it = functions.find(key); it != functions.end()) return it->second;
+  const auto& d = driver();
+  auto module = modules.find({ptx, device});
+  if (module == modules.end()) {
+    Module loaded = nullptr;
+    check(d.module_load_data(&loaded, ptx), fmt::format("cuModuleLoadData ({})", what).c_str());
+    module = modules.emplace(std::make_pair(ptx, device), loaded).first;
+  }
+  Function f = nullptr;
+  check(d.module_get_function(&f, module->second, name), "cuModuleGetFunction");
+  functions[key] = f;
+  return f;
 }
 
 void check(Result rc, const char* call) {

@@ -101,6 +101,11 @@ Driver load_driver(const std::string& path);
 // Throws VendorError(call, rc, description) when rc is not success.
 void check(Result rc, const char* call);
 
+// Kernel `name` of the PTX module `ptx` on `device`. Modules are per context: one per (module,
+// device), loaded on first use and kept (the driver caches the JIT result on disk, so a later run
+// loads it at once). `what` names the module in errors ("the copy engine's PTX kernels").
+Function module_function(const char* ptx, int device, const char* name, const char* what);
+
 // 12040 -> "12.4"
 std::string cuda_version_text(int version);
 

@@ -120,7 +120,7 @@ Trace parse_trace(const std::string& text, const std::string& label) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number beyond double range (1e999)
     throw InputError(fmt::format("{}: not JSON ({}); give a trace written by `interprobe observe --record FILE`", label, e.what()));
   }
   Reader r(label);

@@ -221,7 +221,7 @@ Policy parse_policy(const std::string& text, const std::string& file) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number beyond double range (1e999)
     throw InputError(fmt::format("policy {}: not valid JSON: {}", file, e.what()));
   }
   auto top = [&](const std::string& key, const std::string& what) {
