@@ -116,6 +116,9 @@ TEST(PolicyParse, TopLevelErrorsNameTheKey) {
   EXPECT_NE(error_of(R"({"name": "p", "items": []})").find("key \"items\""), std::string::npos);
   EXPECT_NE(error_of(R"({"name": "p", "item": []})").find("key \"item\": unknown key"), std::string::npos);
   EXPECT_NE(error_of(R"([1, 2])").find("JSON object"), std::string::npos);
+  // A number beyond double range (found by fuzzing the trace reader, the same parser call here).
+  EXPECT_NE(error_of(R"({"name": "p", "items": [{"id": "x", "severity": "warn", "value": 1e999}]})").find("not valid JSON"),
+            std::string::npos);
 }
 
 TEST(PolicyParse, EveryPresetParses) {

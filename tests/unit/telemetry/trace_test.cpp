@@ -46,6 +46,9 @@ TEST(TelemetryTrace, BadInputNamesTheField) {
   EXPECT_NE(error_of(std::string(s).replace(s.find("\"power_limit_w\":600"), 19, "\"power_limit_w\":-1")).find("gpus[0].power_limit_w"),
             std::string::npos);
   EXPECT_NE(error_of(std::string(s).replace(s.find("\"version\":1"), 11, "\"version\":2")).find("version"), std::string::npos);
+  // A number json cannot hold (found by fuzz_trace): an input error, not a crash.
+  EXPECT_NE(error_of(std::string(s).replace(s.find("\"power_limit_w\":600"), 19, "\"power_limit_w\":6E999")).find("not JSON"),
+            std::string::npos);
 }
 
 }  // namespace
