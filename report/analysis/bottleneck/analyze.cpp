@@ -9,6 +9,7 @@
 #include "common/errors.hpp"
 #include "common/units.hpp"
 #include "report/analysis/bottleneck/assumed_specs.hpp"
+#include "report/analysis/bottleneck/p2p_what_if.hpp"
 #include "report/analysis/bottleneck/report_prices.hpp"
 #include "report/analysis/bottleneck/step_pricing.hpp"
 #include "report/analysis/workload/decode_step.hpp"
@@ -174,6 +175,38 @@ void lower_tp_what_if(const report::Report& r, const WorkloadRequest& rq, const 
                         fmt::format("per replica, 2 replicas on the same devices; {}", memory)));
 }
 
+// P2P on, where the measured all-reduces ran without it: the same step with all-reduces from
+// published P2P-on numbers for this topology (assumed), everything else as priced.
+void p2p_on_what_if(const report::Report& r, const WorkloadRequest& rq, const PriceSource& prices,
+                    const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+  if (rq.tp < 2) return;
+  auto missing = p2p_missing_reason(r);
+  if (!missing) return;
+  const std::string change = "P2P on";
+  const PublishedP2pAllreduce* row = published_p2p_allreduce(r, rq.tp);
+  if (!row) {
+    out.push_back(what_if(change, b.batch, std::nullopt, b.tokens_per_s, report::Provenance::not_measured,
+                          fmt::format("{}; no published P2P all-reduce for {} GPUs on this interconnect: measure "
+                                      "`interprobe allreduce` where P2P works (bare metal, or the hypervisor's P2P "
+                                      "clique injected) and `compare` the two reports",
+                                      *missing, rq.tp)));
+    return;
+  }
+  P2pOnPrices p2p(prices, *row);
+  auto e = price_step(workload::decode_step(rq.model, {rq.tp, b.batch, rq.context_tokens, 2}), p2p);
+  if (!e.bottleneck) return;  // nothing else priced: the removal what-ifs say as much
+  double before_us = communication_us(b);
+  double after_us = e.categories[static_cast<std::size_t>(StepCategory::communication_latency)].us +
+                    e.categories[static_cast<std::size_t>(StepCategory::communication_bandwidth)].us;
+  std::string observed;
+  if (b.observed_step_us)
+    observed = fmt::format(", {:.0f}% of the observed {:.1f} ms step", (before_us - after_us) / *b.observed_step_us * 100,
+                           *b.observed_step_us / 1e3);
+  out.push_back(what_if(change, b.batch, e.tokens_per_s, b.tokens_per_s, e.provenance,
+                        fmt::format("{}. All-reduces {:.2f} -> {:.2f} ms per step{}, assumed from {}", *missing,
+                                    before_us / 1e3, after_us / 1e3, observed, row->basis)));
+}
+
 // An observation judges the batch it was made at; the worst-explained one decides.
 const report::BatchEstimate* worst_explained(const report::WorkloadEstimate& w) {
   const report::BatchEstimate* observed = nullptr;
@@ -313,6 +346,7 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     if (b == &w.batches.back() && w.batches.size() == 1) break;
     removal_what_ifs(*b, w.what_ifs);
     lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
+    p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
   }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
   bool gpus = report.topology && !report.topology->gpus.empty();

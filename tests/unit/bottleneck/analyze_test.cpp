@@ -3,6 +3,8 @@
 // computed here by hand from the fixture's construction (its README).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 
@@ -217,4 +219,44 @@ TEST(SeedCase, WhatIfsBoundTheLeversAndCheckMemoryBeforeALowerTp) {
   }
   EXPECT_TRUE(removal);
   EXPECT_TRUE(tp4);
+}
+
+// The seed's GPUs have no P2P (NVML: not_supported for every pair): "P2P on" reprices the 157
+// all-reduces and the logits gather from the published 8-GPU PCIe row, t(S) = 24 us + S x 1.75 /
+// 39 GB/s, marked assumed, and says how much of the observed step that is.
+TEST(SeedCase, P2pOnRepricesTheAllReducesFromPublishedNumbersMarkedAssumed) {
+  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
+  bn::AnalyzeOptions assume;
+  assume.assume_gpu = "rtx-pro-6000";
+  auto w = bn::estimate_workload(r, seed_request(), assume);
+  const auto& b1 = w.batches.front();
+  const report::WhatIf* p2p = nullptr;
+  for (const auto& wi : w.what_ifs)
+    if (wi.batch == 1 && wi.change == "P2P on") p2p = &wi;
+  ASSERT_NE(p2p, nullptr);
+  auto published_us = [](double bytes) { return 24.0 + bytes * 1.75 / 39e3; };
+  double after_us = 157 * published_us(12288) + published_us(154880.0 * 2) / 2;  // the gather: half an all-reduce
+  double before_us = category(b1, StepCategory::communication_latency) + category(b1, StepCategory::communication_bandwidth);
+  double step_us = b1.modeled_step_us - before_us + after_us;
+  ASSERT_TRUE(p2p->tokens_per_s);
+  EXPECT_NEAR(*p2p->tokens_per_s, 1e6 / step_us, 1e-3 * 1e6 / step_us);
+  EXPECT_EQ(p2p->provenance, report::Provenance::assumed);
+  EXPECT_TRUE(contains(p2p->note, "NVML reports no P2P")) << p2p->note;
+  // About 4 ms of the observed 96.8 ms: P2P alone is not the lever this step needs.
+  double saved_percent = (before_us - after_us) / *b1.observed_step_us * 100;
+  EXPECT_TRUE(contains(p2p->note, fmt::format("{:.0f}% of the observed", saved_percent))) << p2p->note;
+  EXPECT_LT(saved_percent, 10);
+
+  // At TP 4 there is no published row: not priced, and the note says what to measure instead.
+  auto rq4 = seed_request();
+  rq4.tp = 4;
+  for (const auto& wi : bn::estimate_workload(r, rq4, assume).what_ifs)
+    if (wi.change == "P2P on") {
+      EXPECT_FALSE(wi.tokens_per_s);
+      EXPECT_TRUE(contains(wi.note, "no published P2P all-reduce for 4 GPUs")) << wi.note;
+    }
+  // A machine whose report says nothing against P2P gets no such what-if.
+  report::Report no_gpus = r;
+  no_gpus.topology->gpu_pairs.clear();
+  for (const auto& wi : bn::estimate_workload(no_gpus, seed_request(), assume).what_ifs) EXPECT_NE(wi.change, "P2P on");
 }

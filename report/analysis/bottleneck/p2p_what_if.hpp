@@ -1,0 +1,48 @@
+#pragma once
+// The "P2P on" what-if: where the report's all-reduces ran between GPUs that cannot reach each
+// other peer to peer (NVML says so for a pair, or the measured P2P copy was staged), the decode
+// step priced again with all-reduces from published NCCL numbers for the same topology with P2P
+// on. Every price from the table is `assumed`; a topology the table has no row for is not priced,
+// and the note says what to measure instead.
+#include <optional>
+#include <string>
+
+#include "report/analysis/bottleneck/step_pricing.hpp"
+#include "report/model/report.hpp"
+
+namespace interprobe::bottleneck {
+
+// Published NCCL all-reduce with P2P on, as an alpha-beta curve:
+// t(S) = small_us + S x 2(n-1)/n / busbw.
+struct PublishedP2pAllreduce {
+  const char* interconnect;  // "pcie": no NVLink between the GPUs
+  std::int64_t gpus;
+  double small_us;    // 256 B .. 64 KiB, where the time is flat
+  double busbw_gbps;  // large messages
+  const char* basis;
+};
+
+// Why the measured all-reduces ran without P2P, or nullopt when nothing says they did (P2P
+// works, or the report cannot tell).
+std::optional<std::string> p2p_missing_reason(const report::Report& report);
+
+// The published row for `ranks` GPUs joined by the report's interconnect, or null.
+const PublishedP2pAllreduce* published_p2p_allreduce(const report::Report& report, std::int64_t ranks);
+
+// `measured`, with its all-reduces replaced by the published P2P-on curve (assumed).
+class P2pOnPrices : public PriceSource {
+ public:
+  P2pOnPrices(const PriceSource& measured, const PublishedP2pAllreduce& row) : measured_(measured), row_(row) {}
+  std::optional<Price> gemm(const workload::GemmOp& op) const override { return measured_.gemm(op); }
+  std::optional<double> ridge_flop_per_byte(workload::WeightDtype d) const override { return measured_.ridge_flop_per_byte(d); }
+  std::optional<Price> all_reduce(std::int64_t bytes, std::int64_t ranks) const override;
+  std::optional<double> all_reduce_floor_us(std::int64_t ranks) const override;
+  std::optional<Price> stream_read(double bytes) const override { return measured_.stream_read(bytes); }
+  std::optional<Price> launches(std::int64_t kernels) const override { return measured_.launches(kernels); }
+
+ private:
+  const PriceSource& measured_;
+  const PublishedP2pAllreduce& row_;
+};
+
+}  // namespace interprobe::bottleneck
