@@ -85,6 +85,9 @@ class ComputeEngine {
   virtual std::optional<std::string> launch_floor_unsupported() const { return "not a GPU engine"; }
   // Seconds for `count` back-to-back empty kernel launches, completed.
   virtual double empty_launches_s(std::uint64_t count) { (void)count; return 0; }
+  // Per empty kernel of a chain replayed from a captured CUDA graph, in seconds; nullopt when the
+  // engine or driver has no graphs.
+  virtual std::optional<double> graph_launch_s() { return std::nullopt; }
 
   // What the engine wants the report to keep beside its numbers (the algorithm a library chose
   // per GEMM, measurements that fit no field); appended to the engine's notes after the sweep.

@@ -156,6 +156,7 @@ void measure_launch_floor(ComputeEngine& engine, const ComputeRequest& r, report
   }
   std::function<double(std::uint64_t)> run = [&](std::uint64_t n) { return engine.empty_launches_s(n); };
   result.launch_floor_us = time_operation(run, engine.timing(), r.sweep).median_us;
+  if (auto graph = engine.graph_launch_s()) result.launch_floor_graph_us = *graph * 1e6;
 }
 
 // Prepares, times and checks one GEMM; the engine keeps its buffers until the next prepare.

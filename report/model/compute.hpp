@@ -100,6 +100,9 @@ struct ComputeEngineResult {
   std::optional<double> memory_ceiling_gbps;   // the fastest stream read: what the fractions divide by
   std::optional<double> launch_floor_us;       // GPU engines: an empty kernel's launch-to-completion time
   std::optional<std::string> launch_floor_reason;  // why it is null
+  // GPU engines: per empty kernel when a chain of them replays from a captured CUDA graph (what
+  // CUDA graphs leave of the launch cost); null with the reason in notes (absent before 2.3.0).
+  std::optional<double> launch_floor_graph_us;
   std::vector<ComputePeak> peaks;
   std::vector<GemmPoint> points;
   std::vector<std::string> notes;

@@ -78,7 +78,7 @@ INTERPROBE_JSON(ComputePeak, dtype, size, timing, measured_tflops, published_tfl
 INTERPROBE_JSON(MemoryCeiling, name, threads, bytes, timing, gbps)
 INTERPROBE_JSON(DtypeSupport, dtype, supported, reason)
 INTERPROBE_JSON(ComputeEngineResult, engine, status, reason, library, library_version, device, threads, simulated, dtypes,
-                memory, memory_ceiling_gbps, launch_floor_us, launch_floor_reason, peaks, points, notes)
+                memory, memory_ceiling_gbps, launch_floor_us, launch_floor_reason, launch_floor_graph_us, peaks, points, notes)
 INTERPROBE_JSON(ComputeSection, plan, target_cv_fraction, engines)
 
 // --- telemetry

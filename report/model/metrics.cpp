@@ -194,6 +194,7 @@ void add_compute(const ComputeSection& c, MetricTable& t) {
       row.spread = MetricSpread::of(m.timing.samples, m.timing.cv_fraction);
     }
     t.add_optional(at + "/launch_floor_us", e.launch_floor_us, "us", Better::lower, labels);
+    t.add_optional(at + "/launch_floor_graph_us", e.launch_floor_graph_us, "us", Better::lower, labels);
     for (const auto& p : e.peaks) {
       Labels l = labels;
       l["dtype"] = label(p.dtype);

@@ -43,7 +43,10 @@ KeyValues engine_block(const report::ComputeEngineResult& e) {
            fmt::format("{} GB/s ({}, CV {:.1f}%)", format_gbps(m.gbps), format_bytes(static_cast<std::uint64_t>(m.bytes)),
                        100 * m.timing.cv_fraction));
   if (e.status == report::EngineStatus::ok || e.launch_floor_us)
-    kv.add("launch floor", e.launch_floor_us ? Cell(fmt::format("{} us", format_us(*e.launch_floor_us)))
+    kv.add("launch floor", e.launch_floor_us ? Cell(fmt::format("{} us{}", format_us(*e.launch_floor_us),
+                                                               e.launch_floor_graph_us
+                                                                   ? fmt::format(" (in a CUDA graph: {} us)", format_us(*e.launch_floor_graph_us))
+                                                                   : std::string()))
                                            : Cell("n/a: " + e.launch_floor_reason.value_or("not measured"), Tone::dim));
   for (const auto& p : e.peaks) {
     std::string published = p.published_tflops ? fmt::format("published {}", rate(*p.published_tflops))

@@ -9,7 +9,7 @@
 #include "common/errors.hpp"
 #include "common/units.hpp"
 #include "report/analysis/bottleneck/assumed_specs.hpp"
-#include "report/analysis/bottleneck/p2p_what_if.hpp"
+#include "report/analysis/bottleneck/what_if_prices.hpp"
 #include "report/analysis/bottleneck/report_prices.hpp"
 #include "report/analysis/bottleneck/step_pricing.hpp"
 #include "report/analysis/workload/decode_step.hpp"
@@ -207,6 +207,24 @@ void p2p_on_what_if(const report::Report& r, const WorkloadRequest& rq, const Pr
                                     before_us / 1e3, after_us / 1e3, observed, row->basis)));
 }
 
+// CUDA graphs, where the engine measured launches both ways: the step's kernels at the graph's
+// per-kernel cost. The model counts kernels, not the gaps between them, so this is the launch
+// part of the lever only.
+void cuda_graphs_what_if(const ReportPrices& measured, const WorkloadRequest& rq, const PriceSource& prices,
+                         const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+  auto graph_us = measured.graph_launch_floor_us();
+  double eager_us = category_us(b, StepCategory::launch_overhead);
+  if (!graph_us || eager_us <= 0) return;
+  GraphLaunchPrices graphs(prices, *graph_us);
+  auto e = price_step(workload::decode_step(rq.model, {rq.tp, b.batch, rq.context_tokens, 2}), graphs);
+  if (!e.bottleneck) return;
+  double after_us = e.categories[static_cast<std::size_t>(StepCategory::launch_overhead)].us;
+  out.push_back(what_if("CUDA graphs", b.batch, e.tokens_per_s, b.tokens_per_s, e.provenance,
+                        fmt::format("{} kernels at {:.2f} us each in a captured graph (measured): launches {:.2f} -> {:.2f} "
+                                    "ms per step; the gaps between kernels are not modelled",
+                                    b.counts.kernels_estimated, *graph_us, eager_us / 1e3, after_us / 1e3)));
+}
+
 // An observation judges the batch it was made at; the worst-explained one decides.
 const report::BatchEstimate* worst_explained(const report::WorkloadEstimate& w) {
   const report::BatchEstimate* observed = nullptr;
@@ -347,6 +365,7 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     removal_what_ifs(*b, w.what_ifs);
     lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
     p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
+    cuda_graphs_what_if(measured, rq, prices, *b, w.what_ifs);
   }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
   bool gpus = report.topology && !report.topology->gpus.empty();

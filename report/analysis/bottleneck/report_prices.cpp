@@ -145,6 +145,11 @@ std::optional<Price> ReportPrices::launches(std::int64_t kernels) const {
   return Price{*engine_->launch_floor_us * static_cast<double>(kernels), Provenance::measured};
 }
 
+std::optional<double> ReportPrices::graph_launch_floor_us() const {
+  if (!engine_) return std::nullopt;
+  return engine_->launch_floor_graph_us;
+}
+
 std::vector<std::string> ReportPrices::sources() const {
   std::vector<std::string> out;
   if (engine_)

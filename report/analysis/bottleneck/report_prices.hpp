@@ -23,6 +23,8 @@ class ReportPrices : public PriceSource {
   std::optional<double> all_reduce_floor_us(std::int64_t ranks) const override;
   std::optional<Price> stream_read(double bytes) const override;
   std::optional<Price> launches(std::int64_t kernels) const override;
+  // Per kernel replayed from a CUDA graph, when the engine measured it.
+  std::optional<double> graph_launch_floor_us() const;
 
   // Which measurements priced what, for the report ("compute: cuda engine, NVIDIA H200 ...").
   std::vector<std::string> sources() const;

@@ -260,3 +260,38 @@ TEST(SeedCase, P2pOnRepricesTheAllReducesFromPublishedNumbersMarkedAssumed) {
   no_gpus.topology->gpu_pairs.clear();
   for (const auto& wi : bn::estimate_workload(no_gpus, seed_request(), assume).what_ifs) EXPECT_NE(wi.change, "P2P on");
 }
+
+// A GPU engine that measured its launches both ways (eager chain 5 us, 1.5 us per kernel in a
+// graph): "CUDA graphs" reprices the step's kernels at the graph's cost, measured.
+TEST(SeedCase, CudaGraphsRepriceTheLaunchesAtTheGraphsMeasuredCost) {
+  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
+  report::ComputeEngineResult e;
+  e.engine = report::ComputeEngineKind::cuda;
+  e.launch_floor_us = 5;
+  e.launch_floor_graph_us = 1.5;
+  report::GemmPoint p;  // ReportPrices reads an engine that measured GEMMs
+  p.dtype = report::ComputeDtype::bf16;
+  p.m = 1;
+  p.n = p.k = 4096;
+  p.timing.median_us = 20;
+  e.points.push_back(p);
+  r.compute.emplace();
+  r.compute->engines.push_back(e);
+  bn::AnalyzeOptions assume;
+  assume.assume_gpu = "rtx-pro-6000";
+  auto w = bn::estimate_workload(r, seed_request(), assume);
+  const auto& b1 = w.batches.front();
+  double eager_us = category(b1, StepCategory::launch_overhead);
+  EXPECT_NEAR(eager_us, 5.0 * static_cast<double>(b1.counts.kernels_estimated), 1e-6);
+  const report::WhatIf* graphs = nullptr;
+  for (const auto& wi : w.what_ifs)
+    if (wi.batch == 1 && wi.change == "CUDA graphs") graphs = &wi;
+  ASSERT_NE(graphs, nullptr);
+  double step_us = b1.modeled_step_us - eager_us + 1.5 * static_cast<double>(b1.counts.kernels_estimated);
+  ASSERT_TRUE(graphs->tokens_per_s);
+  EXPECT_NEAR(*graphs->tokens_per_s, 1e6 / step_us, 1e-6 * 1e6 / step_us);
+  EXPECT_TRUE(contains(graphs->note, "1.50 us each")) << graphs->note;
+  // Without a graph measurement there is no such what-if.
+  r.compute->engines[0].launch_floor_graph_us.reset();
+  for (const auto& wi : bn::estimate_workload(r, seed_request(), assume).what_ifs) EXPECT_NE(wi.change, "CUDA graphs");
+}

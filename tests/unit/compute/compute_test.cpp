@@ -175,6 +175,7 @@ TEST(ComputeSweep, LaunchFloorMakesTinyGemmsLatencyBound) {
   const auto& e = rep.compute->engines.at(0);
   ASSERT_TRUE(e.launch_floor_us);
   EXPECT_NEAR(*e.launch_floor_us, 50, 1e-6);
+  EXPECT_FALSE(e.launch_floor_graph_us);  // an engine without graphs leaves it null
   for (const auto& p : e.points) EXPECT_EQ(p.bound, RooflineBound::latency);
 }
 

@@ -87,6 +87,8 @@ TEST(CudaComputeCli, SimulatedH100RunsEveryDtypeVerifiedWithTheAlgorithmRecorded
   EXPECT_TRUE(e.memory_ceiling_gbps);  // the stream-read kernel
   EXPECT_TRUE(e.launch_floor_us) << e.launch_floor_reason.value_or("");
   EXPECT_TRUE(has_note(e, "in a CUDA graph"));
+  ASSERT_TRUE(e.launch_floor_graph_us);
+  EXPECT_GT(*e.launch_floor_graph_us, 0);
   ASSERT_FALSE(e.peaks.empty());
   EXPECT_DOUBLE_EQ(e.peaks[0].published_tflops.value_or(0), 989.4);  // H100 SXM bf16, dense
   auto failed = std::find_if(run.report.findings.begin(), run.report.findings.end(),

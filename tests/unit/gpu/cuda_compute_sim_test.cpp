@@ -116,6 +116,11 @@ TEST(CudaComputeSimulated, TheLaunchFloorHasAChainAndAGraph) {
   EXPECT_NEAR(per_kernel_s, 2.5e-6, 0.4e-6);
 #endif
   EXPECT_TRUE(any_note_has(*engine, "empty kernels in a CUDA graph: ")) << ::testing::PrintToString(engine->notes());
+  // Replayed from a graph the host enqueues once: the simulator's device time per kernel.
+  auto graph_s = engine->graph_launch_s();
+  ASSERT_TRUE(graph_s);
+  EXPECT_GE(*graph_s, 2.5e-6 * 0.99);
+  EXPECT_LT(*graph_s, 2.5e-6 * 2);
   EXPECT_FALSE(any_note_has(*engine, "not measured")) << ::testing::PrintToString(engine->notes());
 }
 

@@ -1,4 +1,6 @@
 #pragma once
+// Prices for what-ifs: a report's prices with one part replaced.
+//
 // The "P2P on" what-if: where the report's all-reduces ran between GPUs that cannot reach each
 // other peer to peer (NVML says so for a pair, or the measured P2P copy was staged), the decode
 // step priced again with all-reduces from published NCCL numbers for the same topology with P2P
@@ -43,6 +45,27 @@ class P2pOnPrices : public PriceSource {
  private:
   const PriceSource& measured_;
   const PublishedP2pAllreduce& row_;
+};
+
+// CUDA graphs: `measured`, with each kernel launch at the per-kernel cost the engine measured
+// for a chain replayed from a captured graph.
+class GraphLaunchPrices : public PriceSource {
+ public:
+  GraphLaunchPrices(const PriceSource& measured, double graph_launch_us) : measured_(measured), graph_us_(graph_launch_us) {}
+  std::optional<Price> gemm(const workload::GemmOp& op) const override { return measured_.gemm(op); }
+  std::optional<double> ridge_flop_per_byte(workload::WeightDtype d) const override { return measured_.ridge_flop_per_byte(d); }
+  std::optional<Price> all_reduce(std::int64_t bytes, std::int64_t ranks) const override {
+    return measured_.all_reduce(bytes, ranks);
+  }
+  std::optional<double> all_reduce_floor_us(std::int64_t ranks) const override { return measured_.all_reduce_floor_us(ranks); }
+  std::optional<Price> stream_read(double bytes) const override { return measured_.stream_read(bytes); }
+  std::optional<Price> launches(std::int64_t kernels) const override {
+    return Price{graph_us_ * static_cast<double>(kernels), Provenance::measured};
+  }
+
+ private:
+  const PriceSource& measured_;
+  double graph_us_;
 };
 
 }  // namespace interprobe::bottleneck

@@ -1,4 +1,4 @@
-#include "report/analysis/bottleneck/p2p_what_if.hpp"
+#include "report/analysis/bottleneck/what_if_prices.hpp"
 
 #include <array>
 
