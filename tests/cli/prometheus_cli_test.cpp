@@ -117,11 +117,15 @@ TEST(PrometheusCli, EverySavedReportParses) {
   }
 }
 
-TEST(PrometheusCli, TheSeedCaseCarriesBandwidthAllreduceFindingsAndProbes) {
+TEST(PrometheusCli, ExampleReportsCarryBandwidthAllreduceFindingsAndProbes) {
   SKIP_WITHOUT_PROMETHEUS();
-  auto f = metrics_of({"report", kSeedReport, "--format", "prometheus"});
-  for (const char* family : {"interprobe_bandwidth_gbps", "interprobe_allreduce_time_us", "interprobe_allreduce_busbw_gbps",
-                             "interprobe_finding", "interprobe_probe_duration_seconds"})
+  auto seed = metrics_of({"report", kSeedReport, "--format", "prometheus"});
+  for (const char* family : {"interprobe_allreduce_time_us", "interprobe_finding", "interprobe_topology_gpu_pair_bottleneck_gbps"})
+    EXPECT_TRUE(seed.contains(family)) << family;
+  auto f = metrics_of({"report", kThisVmReport, "--format", "prometheus"});
+  for (const char* family : {"interprobe_bandwidth_gbps", "interprobe_bandwidth_fit_peak_gbps", "interprobe_allreduce_time_us",
+                             "interprobe_allreduce_busbw_gbps", "interprobe_compute_gemm_tflops", "interprobe_finding",
+                             "interprobe_probe_duration_seconds"})
     EXPECT_TRUE(f.contains(family)) << family;
   // A bandwidth sample names its sweep and its size; all-reduce samples their backend and size.
   const auto& bw = f["interprobe_bandwidth_gbps"]["samples"][0]["labels"];
@@ -169,8 +173,9 @@ TEST(PrometheusCli, AssumedNumbersCarryTheirProvenance) {
     }
   }
   EXPECT_TRUE(provenances.count("assumed")) << "GEMMs priced from h100-sxm specs must say so";
-  if (f.contains("interprobe_bandwidth_expected_gbps"))
+  if (f.contains("interprobe_bandwidth_expected_gbps")) {
     for (const auto& s : f["interprobe_bandwidth_expected_gbps"]["samples"]) EXPECT_EQ(s["labels"]["provenance"], "not_measured");
+  }
 }
 
 TEST(PrometheusCli, HostileMachineStringsRoundTrip) {
@@ -194,7 +199,7 @@ TEST(PrometheusCli, ReportWritesTheMetricsFileAtomicallyWithO) {
   SKIP_WITHOUT_PROMETHEUS();
   TempDir dir;
   auto out = dir.path / "interprobe.prom";
-  auto p = run_interprobe({"report", kSeedReport, "--format", "prometheus", "-o", out.string()});
+  auto p = run_interprobe({"report", kThisVmReport, "--format", "prometheus", "-o", out.string()});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_TRUE(p.out.empty()) << p.out.substr(0, 200);
   Validation v = validate_file(out);
