@@ -38,10 +38,11 @@ std::string leaf_with_unit(const std::string& leaf, const std::string& unit) {
   return leaf;
 }
 
-// Metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; anything else becomes '_'.
-std::string metric_name_chars(std::string name) {
+// Metric names allow [a-zA-Z0-9_:], label names [a-zA-Z0-9_]; anything else becomes '_'.
+std::string name_chars(std::string name, bool colon_allowed) {
   for (char& c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ':';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              (colon_allowed && c == ':');
     if (!ok) c = '_';
   }
   return name;
@@ -225,16 +226,12 @@ std::string prometheus_family_name(const report::MetricRow& row) {
   auto segs = path_segments(row.path);
   if (segs.empty() || segs.front().empty()) return "interprobe_unnamed";
   std::string name = fmt::format("interprobe_{}_{}", family_stem(segs), leaf_with_unit(segs.back(), row.unit));
-  return metric_name_chars(name);
+  return name_chars(name, /*colon_allowed=*/true);  // starts with "interprobe_": never a digit
 }
 
 std::string prometheus_label_name(std::string_view key) {
   if (key == "bytes") return "size_bytes";
-  std::string name(key);
-  for (char& c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok) c = '_';
-  }
+  std::string name = name_chars(std::string(key), /*colon_allowed=*/false);
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) name.insert(0, "_");
   while (name.rfind("__", 0) == 0) name.erase(0, 1);  // "__" starts names Prometheus reserves
   return name;

@@ -3,7 +3,6 @@
 // tests/cli/validate_prometheus.py (the format's line grammar, then prometheus_client's parser);
 // outputs broken on purpose must fail it, so the check cannot pass whatever it is given.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,10 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_binary.hpp"
+#include "support/temp_tree.hpp"
 
 using interprobe::testing::Process;
 using interprobe::testing::run_interprobe;
 using interprobe::testing::run_program;
+using TempDir = interprobe::testing::TempTree;
 namespace fs = std::filesystem;
 
 namespace {
@@ -27,15 +28,6 @@ const std::string kFixtures = INTERPROBE_FIXTURES;
 const std::string kMinimal = kFixtures + "/minimal-kvm-guest";
 const std::string kSeedReport = kSource + "/examples/reports/seed-case-glm5-tp8.json";
 const std::string kThisVmReport = kSource + "/examples/reports/this-vm-run.json";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/interprobe-prom-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // The validator's verdict on a file: exit code, the families it read (JSON) or why not.
 struct Validation {
@@ -55,7 +47,7 @@ Validation validate_file(const fs::path& file) {
 
 Validation validate_text(const std::string& text) {
   TempDir dir;
-  auto file = dir.path / "metrics.prom";
+  auto file = dir.path() / "metrics.prom";
   std::ofstream(file, std::ios::binary) << text;
   return validate_file(file);
 }
@@ -186,7 +178,7 @@ TEST(PrometheusCli, HostileMachineStringsRoundTrip) {
   const std::string product = "Evil \"Corp\" \\ PC\nnext_line{x=\"1\"} 1 \xc3\xa9";
   ASSERT_TRUE(report.contains("virtualization"));
   report["virtualization"]["product"] = product;
-  auto file = dir.path / "hostile.json";
+  auto file = dir.path() / "hostile.json";
   std::ofstream(file) << report.dump();
   auto families = metrics_of({"report", file.string(), "--format", "prometheus"});
   ASSERT_TRUE(families.contains("interprobe_info"));
@@ -198,7 +190,7 @@ TEST(PrometheusCli, HostileMachineStringsRoundTrip) {
 TEST(PrometheusCli, ReportWritesTheMetricsFileAtomicallyWithO) {
   SKIP_WITHOUT_PROMETHEUS();
   TempDir dir;
-  auto out = dir.path / "interprobe.prom";
+  auto out = dir.path() / "interprobe.prom";
   auto p = run_interprobe({"report", kThisVmReport, "--format", "prometheus", "-o", out.string()});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_TRUE(p.out.empty()) << p.out.substr(0, 200);
@@ -224,7 +216,7 @@ TEST(PrometheusCli, TheValidatorRejectsBrokenOutput) {
   std::ifstream in(kSeedReport);
   nlohmann::json report = nlohmann::json::parse(in);
   report["virtualization"]["product"] = "a \"quoted\" back\\slash\nnewline";
-  auto file = dir.path / "hostile.json";
+  auto file = dir.path() / "hostile.json";
   std::ofstream(file) << report.dump();
   auto p = run_interprobe({"report", file.string(), "--format", "prometheus"});
   ASSERT_EQ(p.exit_code, 0) << p.err;

@@ -4,6 +4,7 @@
 // prometheus_client's parser (tests/cli/prometheus_cli_test.cpp).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -78,35 +79,32 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 TEST(PrometheusNames, FamiliesCarryTheSectionTheKindAndTheUnit) {
-  EXPECT_EQ(prometheus_family_name(row("bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps", "gbps")), "interprobe_bandwidth_gbps");
-  EXPECT_EQ(prometheus_family_name(row("bandwidth/host/memcpy/node0->node0/x1/256MiB/time_us", "us")),
-            "interprobe_bandwidth_time_us");
-  EXPECT_EQ(prometheus_family_name(row("bandwidth/cuda/h2d/node0->gpu0/pinned/fit/peak_gbps", "gbps")),
-            "interprobe_bandwidth_fit_peak_gbps");
-  EXPECT_EQ(prometheus_family_name(row("bandwidth/p2p_truth/gpu0->gpu1/staged_latency_us", "us")),
-            "interprobe_bandwidth_staged_latency_us");
-  EXPECT_EQ(prometheus_family_name(row("collective/nccl/p2p-off/half/in_place/8B/time_us", "us")), "interprobe_allreduce_time_us");
-  EXPECT_EQ(prometheus_family_name(row("collective/mpi/half_plateau_bytes", "bytes")), "interprobe_allreduce_half_plateau_bytes");
-  EXPECT_EQ(prometheus_family_name(row("probes/bandwidth/duration_s", "s")), "interprobe_probe_duration_seconds");
-  EXPECT_EQ(prometheus_family_name(row("topology/gpus/0/link/current_gts", "gts")), "interprobe_topology_gpu_link_current_gts");
-  EXPECT_EQ(prometheus_family_name(row("topology/gpus/0/memory_bytes", "bytes")), "interprobe_topology_gpu_memory_bytes");
-  EXPECT_EQ(prometheus_family_name(row("topology/numa_nodes/0/memory_bytes", "bytes")),
-            "interprobe_topology_numa_node_memory_bytes");
-  EXPECT_EQ(prometheus_family_name(row("compute/host/peak/fp32/tflops", "tflops")), "interprobe_compute_peak_tflops");
-  EXPECT_EQ(prometheus_family_name(row("compute/host/fp32/gate_up_tp4/m16/tflops", "tflops")), "interprobe_compute_gemm_tflops");
-  EXPECT_EQ(prometheus_family_name(row("compute/host/memory/triad/gbps", "gbps")), "interprobe_compute_memory_gbps");
-  EXPECT_EQ(prometheus_family_name(row("compute/cuda/launch_floor_us", "us")), "interprobe_compute_launch_floor_us");
-  EXPECT_EQ(prometheus_family_name(row("telemetry/gpu3/power_w", "w")), "interprobe_telemetry_gpu_power_watts");
-  EXPECT_EQ(prometheus_family_name(row("telemetry/gpu3/sm_active_fraction", "fraction")),
-            "interprobe_telemetry_gpu_sm_active_ratio");
-  EXPECT_EQ(prometheus_family_name(row("bottlenecks/org_m/tp8/b1/communication_latency_us", "us")),
-            "interprobe_bottleneck_communication_latency_us");
-  EXPECT_EQ(prometheus_family_name(row("system/logical_cpus", "count")), "interprobe_system_logical_cpus");
-  // A second sweep over one path ("#2") is the same family; a row of a section this table does not
-  // know still gets a valid name.
-  EXPECT_EQ(prometheus_family_name(row("bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps#2", "gbps")),
-            "interprobe_bandwidth_gbps");
-  EXPECT_EQ(prometheus_family_name(row("new-section/a b/rate.x", "gbps")), "interprobe_new_section_rate_x");
+  // view path, unit -> family
+  const std::vector<std::array<std::string, 3>> cases{
+      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps", "gbps", "interprobe_bandwidth_gbps"},
+      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/time_us", "us", "interprobe_bandwidth_time_us"},
+      {"bandwidth/cuda/h2d/node0->gpu0/pinned/fit/peak_gbps", "gbps", "interprobe_bandwidth_fit_peak_gbps"},
+      {"bandwidth/p2p_truth/gpu0->gpu1/staged_latency_us", "us", "interprobe_bandwidth_staged_latency_us"},
+      {"collective/nccl/p2p-off/half/in_place/8B/time_us", "us", "interprobe_allreduce_time_us"},
+      {"collective/mpi/half_plateau_bytes", "bytes", "interprobe_allreduce_half_plateau_bytes"},
+      {"probes/bandwidth/duration_s", "s", "interprobe_probe_duration_seconds"},
+      {"topology/gpus/0/link/current_gts", "gts", "interprobe_topology_gpu_link_current_gts"},
+      {"topology/gpus/0/memory_bytes", "bytes", "interprobe_topology_gpu_memory_bytes"},
+      {"topology/numa_nodes/0/memory_bytes", "bytes", "interprobe_topology_numa_node_memory_bytes"},
+      {"compute/host/peak/fp32/tflops", "tflops", "interprobe_compute_peak_tflops"},
+      {"compute/host/fp32/gate_up_tp4/m16/tflops", "tflops", "interprobe_compute_gemm_tflops"},
+      {"compute/host/memory/triad/gbps", "gbps", "interprobe_compute_memory_gbps"},
+      {"compute/cuda/launch_floor_us", "us", "interprobe_compute_launch_floor_us"},
+      {"telemetry/gpu3/power_w", "w", "interprobe_telemetry_gpu_power_watts"},
+      {"telemetry/gpu3/sm_active_fraction", "fraction", "interprobe_telemetry_gpu_sm_active_ratio"},
+      {"bottlenecks/org_m/tp8/b1/communication_latency_us", "us", "interprobe_bottleneck_communication_latency_us"},
+      {"system/logical_cpus", "count", "interprobe_system_logical_cpus"},
+      // A second sweep over one path ("#2") is the same family.
+      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps#2", "gbps", "interprobe_bandwidth_gbps"},
+      // A section this table does not know still gets a valid name.
+      {"new-section/a b/rate.x", "gbps", "interprobe_new_section_rate_x"},
+  };
+  for (const auto& [path, unit, family] : cases) EXPECT_EQ(prometheus_family_name(row(path, unit)), family) << path;
 }
 
 TEST(PrometheusNames, LabelNamesAreValidAndNeverReserved) {
