@@ -9,12 +9,16 @@ namespace interprobe::cli {
 void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_option("--root", o.root, "Read machine state from DIR (a fixture or snapshot tree) instead of this machine")
       ->type_name("DIR");
-  app.add_option("-o,--output", o.output, "Write the JSON report to FILE (atomically); `report FILE --format html -o PAGE` writes the HTML page there")->type_name("FILE");
+  app.add_option("-o,--output", o.output,
+                 "Write the JSON report to FILE (atomically); `report FILE --format html|prometheus -o FILE` writes the "
+                 "page or the metrics there")
+      ->type_name("FILE");
   auto* json = app.add_flag("--json", o.json, "Print the JSON report on stdout");
-  app.add_option("--format", o.format, "Output format on stdout")
-      ->check(CLI::IsMember({"text", "json", "markdown", "html"}))
+  app.add_option("--format", o.format,
+                 "Output format on stdout; prometheus: the report's metrics for node_exporter's textfile collector")
+      ->check(CLI::IsMember({"text", "json", "markdown", "html", "prometheus"}))
       ->excludes(json)
-      ->type_name("text|json|markdown|html");
+      ->type_name("text|json|markdown|html|prometheus");
   app.add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
   app.add_flag("--no-color", o.no_color, "No colour (also when NO_COLOR is set)");
   app.add_flag("-v,--verbose", o.verbose,

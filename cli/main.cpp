@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/session.hpp"
 #include "common/errors.hpp"
 #include "common/interrupt.hpp"
 #include "common/text.hpp"
@@ -53,8 +54,12 @@ int main(int argc, char** argv) {
   try {
     apply_library_overrides(options);
     if (version) return print_version(options);
-    for (const auto& c : commands)
-      if (c.app->parsed()) return c.execute();
+    for (const auto& c : commands) {
+      if (!c.app->parsed()) continue;
+      check_output_format(c.app->get_name(), options);
+      return c.execute();
+    }
+    check_output_format("run", options);
     return commands.front().execute();  // plain `interprobe` is `interprobe run`
   } catch (const InputError& e) {
     std::cerr << "interprobe: error: " << printable(e.what()) << "\n";

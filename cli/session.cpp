@@ -33,6 +33,7 @@
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
 #include "report/model/report_file_writer.hpp"
+#include "report/render/prometheus.hpp"
 #include "report/render/renderers.hpp"
 
 namespace interprobe::cli {
@@ -88,6 +89,7 @@ void print_report(const report::Report& report, const GlobalOptions& o) {
   if (o.json || o.format == "json") format = render::Format::json;
   else if (o.format == "markdown") format = render::Format::markdown;
   else if (o.format == "html") format = render::Format::html;
+  else if (o.format == "prometheus") format = render::Format::prometheus;
   render::TextStyle style = text_style(o);
   render::ViewOptions views = o.views;
   views.all_library_details = o.verbose;
@@ -95,6 +97,15 @@ void print_report(const report::Report& report, const GlobalOptions& o) {
 }
 
 }  // namespace
+
+void check_output_format(const std::string& command, const GlobalOptions& o) {
+  if (o.format != "prometheus") return;
+  if (command == "check" || command == "compare" || command == "snapshot")
+    throw InputError(fmt::format("{} --format prometheus: {} prints no report to export; export a report's metrics with "
+                                 "`interprobe report FILE --format prometheus`",
+                                 command, command));
+  render::require_prometheus();
+}
 
 render::TextStyle text_style(const GlobalOptions& o) {
   return {render::color_wanted(::isatty(STDOUT_FILENO) == 1, o.no_color), terminal_columns(STDOUT_FILENO)};

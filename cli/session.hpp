@@ -48,6 +48,10 @@ void silence_stdout();
 // Prints the report in the chosen format (and writes -o); throws InputError on bad options.
 void emit_report(const report::Report& report, const GlobalOptions& options);
 
+// Fails (InputError) before any work when --format cannot be honoured: prometheus for a command
+// that prints no report (check, compare, snapshot), or in a build without prometheus-cpp.
+void check_output_format(const std::string& command, const GlobalOptions& options);
+
 // How text goes to stdout: colour (a terminal, no --no-color, no NO_COLOR) and the width to fit
 // (COLUMNS, else the terminal's, else 100).
 render::TextStyle text_style(const GlobalOptions& options);

@@ -7,6 +7,7 @@
 #include "cli/session.hpp"
 #include "common/text.hpp"
 #include "probes/gpu/cuda_driver.hpp"
+#include "report/render/prometheus.hpp"
 
 namespace interprobe::cli {
 
@@ -15,7 +16,8 @@ int print_version(const GlobalOptions&) {
   std::cout << "interprobe " << tool.version << "\n";
   std::cout << "compiled in:";
   for (const auto& [name, on] : tool.features.list()) std::cout << " " << name << "=" << (on ? "yes" : "no");
-  std::cout << "\n";
+  // Not a probe's library, so not in the report's feature list: what --format prometheus needs.
+  std::cout << " prometheus=" << (render::prometheus_available() ? "yes" : "no") << "\n";
   auto line = [&](const char* label, const char* key) {
     auto it = tool.libraries.find(key);
     if (it == tool.libraries.end()) return;

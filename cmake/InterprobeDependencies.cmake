@@ -42,6 +42,7 @@ interprobe_tristate(HWLOC "hwloc for CPUs, NUMA and XML topology")
 interprobe_tristate(LIBPCI "libpci for the PCI inventory")
 interprobe_tristate(MPI "MPI backend for collectives")
 interprobe_tristate(OPENBLAS "OpenBLAS for the host compute engine (GEMM sweeps of interprobe compute)")
+interprobe_tristate(PROMETHEUS "prometheus-cpp's text serializer for --format prometheus (core library only)")
 
 find_package(PkgConfig QUIET)
 
@@ -106,6 +107,18 @@ if(PkgConfig_FOUND AND NOT INTERPROBE_WITH_OPENBLAS_MODE STREQUAL "OFF")
 endif()
 interprobe_resolve(OPENBLAS "${openblas_found}" "OpenBLAS not found (apt-get install libopenblas-dev)")
 
+# --- prometheus-cpp (linked: core only, for its TextSerializer; no HTTP exposer at run time) ---
+# Debian's package file also looks for civetweb, zlib and curl (the pull and push libraries it
+# ships beside core); they are build-time only: the binary links prometheus-cpp::core alone.
+set(prometheus_found FALSE)
+if(NOT INTERPROBE_WITH_PROMETHEUS_MODE STREQUAL "OFF")
+  find_package(prometheus-cpp CONFIG QUIET)
+  if(TARGET prometheus-cpp::core)
+    set(prometheus_found TRUE)
+  endif()
+endif()
+interprobe_resolve(PROMETHEUS "${prometheus_found}" "prometheus-cpp not found (apt-get install prometheus-cpp-dev)")
+
 # --- required ---
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
@@ -114,7 +127,7 @@ find_package(LibArchive QUIET)  # snapshots; optional so a bare GPU machine can 
 
 function(interprobe_print_summary)
   message(STATUS "interprobe ${PROJECT_VERSION} configuration:")
-  foreach(name CUDA NCCL NVML HWLOC LIBPCI MPI OPENBLAS)
+  foreach(name CUDA NCCL NVML HWLOC LIBPCI MPI OPENBLAS PROMETHEUS)
     message(STATUS "  ${name}: ${INTERPROBE_SUMMARY_${name}}")
   endforeach()
   message(STATUS "  tests: ${INTERPROBE_BUILD_TESTS}  sanitizers: ${INTERPROBE_SANITIZE}  fuzz: ${INTERPROBE_FUZZ}")

@@ -126,8 +126,11 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels).spread = scatter;
       t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels).spread = scatter;
     }
-    // Not measured: the slowest link on the path, for relative thresholds (check's `of`).
-    t.add_optional(at + "/expected_gbps", s.expected_gbps, "gbps", Better::neither, labels);
+    // Not measured: the slowest link on the path, for relative thresholds (check's `of`); its
+    // provenance label says so to exporters.
+    Labels expected_labels = labels;
+    expected_labels["provenance"] = label(Provenance::not_measured);
+    t.add_optional(at + "/expected_gbps", s.expected_gbps, "gbps", Better::neither, expected_labels);
   }
   for (const auto& p : b.p2p_pairs) {
     std::string at = fmt::format("bandwidth/p2p_truth/{}->{}", p.src, p.dst);

@@ -6,6 +6,7 @@
 
 #include "common/text.hpp"
 #include "report/model/json.hpp"
+#include "report/render/prometheus.hpp"
 
 namespace interprobe::render {
 
@@ -65,6 +66,7 @@ std::string render(const report::Report& report, Format format, const TextStyle&
     case Format::json: return report::to_json_text(report);
     case Format::markdown: return render_markdown(build_document(report, views));
     case Format::html: return render_html(report, views);
+    case Format::prometheus: return render_prometheus(report);
     case Format::text: return render_text(build_document(report, views), style);
   }
   return {};

@@ -7,7 +7,7 @@
 
 namespace interprobe::render {
 
-enum class Format { text, json, markdown, html };
+enum class Format { text, json, markdown, html, prometheus };
 
 struct TextStyle {
   bool color = false;

@@ -1,0 +1,247 @@
+// `--format prometheus` through the binary (issue 20 items 3 and 4): every fixture and example
+// report, fresh reports of the probing commands and a report with hostile strings are read back by
+// tests/cli/validate_prometheus.py (the format's line grammar, then prometheus_client's parser);
+// outputs broken on purpose must fail it, so the check cannot pass whatever it is given.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/run_binary.hpp"
+#include "support/temp_tree.hpp"
+
+using interprobe::testing::Process;
+using interprobe::testing::run_interprobe;
+using interprobe::testing::run_program;
+using TempDir = interprobe::testing::TempTree;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSource = INTERPROBE_SOURCE_DIR;
+const std::string kFixtures = INTERPROBE_FIXTURES;
+const std::string kMinimal = kFixtures + "/minimal-kvm-guest";
+const std::string kSeedReport = kSource + "/examples/reports/seed-case-glm5-tp8.json";
+const std::string kThisVmReport = kSource + "/examples/reports/this-vm-run.json";
+
+// The validator's verdict on a file: exit code, the families it read (JSON) or why not.
+struct Validation {
+  int exit_code = -1;
+  nlohmann::json families;
+  std::string why;
+};
+
+Validation validate_file(const fs::path& file) {
+  Validation v;
+  auto p = run_program(INTERPROBE_PYTHON3, {kSource + "/tests/cli/validate_prometheus.py", file.string()}, {}, {});
+  v.exit_code = p.exit_code;
+  v.why = p.err;
+  if (p.exit_code == 0) v.families = nlohmann::json::parse(p.out);
+  return v;
+}
+
+Validation validate_text(const std::string& text) {
+  TempDir dir;
+  auto file = dir.path() / "metrics.prom";
+  std::ofstream(file, std::ios::binary) << text;
+  return validate_file(file);
+}
+
+bool have_parser() {
+  std::string python = INTERPROBE_PYTHON3;
+  return !python.empty() && std::system((python + " -c 'import prometheus_client' 2>/dev/null").c_str()) == 0;
+}
+
+bool have_format() { return run_interprobe({"--version"}).out.find("prometheus=yes") != std::string::npos; }
+
+#define SKIP_WITHOUT_PROMETHEUS()                                                                     \
+  do {                                                                                                \
+    if (!have_format()) GTEST_SKIP() << "built without prometheus-cpp";                              \
+    if (!have_parser()) GTEST_SKIP() << "python3-prometheus-client not installed (install-deps --test)"; \
+  } while (0)
+
+// Runs interprobe with the arguments, expects exit 0 and valid metrics on stdout; the families.
+nlohmann::json metrics_of(const std::vector<std::string>& args) {
+  auto p = run_interprobe(args);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(p.out.find('\x1b'), std::string::npos);
+  Validation v = validate_text(p.out);
+  EXPECT_EQ(v.exit_code, 0) << v.why << "\n" << p.out.substr(0, 2000);
+  return v.families;
+}
+
+std::vector<fs::path> saved_reports() {
+  std::vector<fs::path> out;
+  for (const auto& dir : {kFixtures + "/reports", kSource + "/examples/reports"})
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".json") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What every report's metrics hold, whatever it measured.
+void expect_common_families(const nlohmann::json& families, const std::string& what) {
+  ASSERT_TRUE(families.contains("interprobe_info")) << what;
+  ASSERT_EQ(families["interprobe_info"]["samples"].size(), 1u) << what;
+  EXPECT_EQ(families["interprobe_info"]["samples"][0]["value"], 1.0) << what;
+  ASSERT_TRUE(families.contains("interprobe_probe_ok")) << what;
+  for (const auto& [name, family] : families.items()) {
+    EXPECT_EQ(family["type"], "gauge") << what << " " << name;
+    EXPECT_EQ(name.rfind("interprobe_", 0), 0u) << what << " " << name;
+    EXPECT_EQ(family["help"].get<std::string>().find("interprobe report metric, unit"), std::string::npos)
+        << what << ": " << name << " has no HELP text of its own (report/render/prometheus.cpp help_texts)";
+  }
+}
+
+}  // namespace
+
+TEST(PrometheusCli, EverySavedReportParses) {
+  SKIP_WITHOUT_PROMETHEUS();
+  for (const auto& file : saved_reports()) {
+    SCOPED_TRACE(file.string());
+    auto families = metrics_of({"report", file.string(), "--format", "prometheus"});
+    expect_common_families(families, file.string());
+  }
+}
+
+TEST(PrometheusCli, ExampleReportsCarryBandwidthAllreduceFindingsAndProbes) {
+  SKIP_WITHOUT_PROMETHEUS();
+  auto seed = metrics_of({"report", kSeedReport, "--format", "prometheus"});
+  for (const char* family : {"interprobe_allreduce_time_us", "interprobe_finding", "interprobe_topology_gpu_pair_bottleneck_gbps"})
+    EXPECT_TRUE(seed.contains(family)) << family;
+  auto f = metrics_of({"report", kThisVmReport, "--format", "prometheus"});
+  for (const char* family : {"interprobe_bandwidth_gbps", "interprobe_bandwidth_fit_peak_gbps", "interprobe_allreduce_time_us",
+                             "interprobe_allreduce_busbw_gbps", "interprobe_compute_gemm_tflops", "interprobe_finding",
+                             "interprobe_probe_duration_seconds"})
+    EXPECT_TRUE(f.contains(family)) << family;
+  // A bandwidth sample names its sweep and its size; all-reduce samples their backend and size.
+  const auto& bw = f["interprobe_bandwidth_gbps"]["samples"][0]["labels"];
+  EXPECT_TRUE(bw.contains("path") && bw.contains("size_bytes") && bw.contains("engine") && bw.contains("kind")) << bw;
+  const auto& ar = f["interprobe_allreduce_time_us"]["samples"][0]["labels"];
+  EXPECT_TRUE(ar.contains("backend") && ar.contains("size_bytes") && ar.contains("ranks")) << ar;
+  for (const auto& s : f["interprobe_finding"]["samples"]) {
+    EXPECT_TRUE(s["labels"].contains("id"));
+    std::string severity = s["labels"]["severity"];
+    EXPECT_TRUE(severity == "info" || severity == "warn" || severity == "fail") << severity;
+  }
+  for (const auto& s : f["interprobe_probe_ok"]["samples"])
+    EXPECT_TRUE(s["value"] == 0.0 || s["value"] == 1.0) << s;
+}
+
+TEST(PrometheusCli, ProbingCommandsPrintMetrics) {
+  SKIP_WITHOUT_PROMETHEUS();
+  auto virt = metrics_of({"virt", "--root", kMinimal, "--format", "prometheus", "-q"});
+  expect_common_families(virt, "virt");
+  EXPECT_EQ(virt["interprobe_info"]["samples"][0]["labels"]["live"], "false");  // replayed from --root
+  EXPECT_EQ(virt["interprobe_info"]["samples"][0]["labels"]["hypervisor"], "kvm");
+  auto topo = metrics_of({"topo", "--root", kMinimal, "--format", "prometheus", "-q"});
+  expect_common_families(topo, "topo");
+  auto run = metrics_of({"run", "--root", kMinimal, "--only", "system,virtualization,topology", "--format", "prometheus", "-q"});
+  expect_common_families(run, "run");
+  EXPECT_TRUE(run.contains("interprobe_system_logical_cpus"));
+  // A skipped probe is 0, never left out.
+  bool bandwidth_zero = false;
+  for (const auto& s : run["interprobe_probe_ok"]["samples"])
+    if (s["labels"]["probe"] == "bandwidth") bandwidth_zero = s["value"] == 0.0;
+  EXPECT_TRUE(bandwidth_zero) << run["interprobe_probe_ok"];
+}
+
+TEST(PrometheusCli, AssumedNumbersCarryTheirProvenance) {
+  SKIP_WITHOUT_PROMETHEUS();
+  auto f = metrics_of({"analyze", kThisVmReport, "--model", kSource + "/examples/models/llama-3.1-70b.json", "--tp", "1",
+                       "--assume", "gpu=h100-sxm", "--format", "prometheus"});
+  ASSERT_TRUE(f.contains("interprobe_bottleneck_tokens_per_s"));
+  std::set<std::string> provenances;
+  for (const auto& [name, family] : f.items()) {
+    if (name.rfind("interprobe_bottleneck_", 0) != 0) continue;
+    for (const auto& s : family["samples"]) {
+      ASSERT_TRUE(s["labels"].contains("provenance")) << name << " " << s;
+      provenances.insert(s["labels"]["provenance"].get<std::string>());
+    }
+  }
+  EXPECT_TRUE(provenances.count("assumed")) << "GEMMs priced from h100-sxm specs must say so";
+  if (f.contains("interprobe_bandwidth_expected_gbps")) {
+    for (const auto& s : f["interprobe_bandwidth_expected_gbps"]["samples"]) EXPECT_EQ(s["labels"]["provenance"], "not_measured");
+  }
+}
+
+TEST(PrometheusCli, HostileMachineStringsRoundTrip) {
+  SKIP_WITHOUT_PROMETHEUS();
+  TempDir dir;
+  std::ifstream in(kSeedReport);
+  nlohmann::json report = nlohmann::json::parse(in);
+  const std::string product = "Evil \"Corp\" \\ PC\nnext_line{x=\"1\"} 1 \xc3\xa9";
+  ASSERT_TRUE(report.contains("virtualization"));
+  report["virtualization"]["product"] = product;
+  auto file = dir.path() / "hostile.json";
+  std::ofstream(file) << report.dump();
+  auto families = metrics_of({"report", file.string(), "--format", "prometheus"});
+  ASSERT_TRUE(families.contains("interprobe_info"));
+  // The parser gives back exactly the string: quotes, backslash, newline and UTF-8 survived.
+  EXPECT_EQ(families["interprobe_info"]["samples"][0]["labels"]["product"], product);
+  EXPECT_FALSE(families.contains("next_line"));
+}
+
+TEST(PrometheusCli, ReportWritesTheMetricsFileAtomicallyWithO) {
+  SKIP_WITHOUT_PROMETHEUS();
+  TempDir dir;
+  auto out = dir.path() / "interprobe.prom";
+  auto p = run_interprobe({"report", kThisVmReport, "--format", "prometheus", "-o", out.string()});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_TRUE(p.out.empty()) << p.out.substr(0, 200);
+  Validation v = validate_file(out);
+  EXPECT_EQ(v.exit_code, 0) << v.why;
+  EXPECT_TRUE(v.families.contains("interprobe_bandwidth_gbps"));
+}
+
+TEST(PrometheusCli, CommandsWithoutAReportRefuseTheFormat) {
+  auto compare = run_interprobe({"compare", kSeedReport, kSeedReport, "--format", "prometheus"});
+  EXPECT_EQ(compare.exit_code, 2);
+  EXPECT_NE(compare.err.find("report FILE --format prometheus"), std::string::npos) << compare.err;
+  EXPECT_TRUE(compare.out.empty());
+  auto check = run_interprobe({"check", "--policy", kSource + "/examples/policies/generic-gpu-vm.json", kSeedReport,
+                               "--format", "prometheus"});
+  EXPECT_EQ(check.exit_code, 2) << check.err;
+}
+
+// The validator must reject what node_exporter would: each break of the escaping or the layout.
+TEST(PrometheusCli, TheValidatorRejectsBrokenOutput) {
+  SKIP_WITHOUT_PROMETHEUS();
+  TempDir dir;
+  std::ifstream in(kSeedReport);
+  nlohmann::json report = nlohmann::json::parse(in);
+  report["virtualization"]["product"] = "a \"quoted\" back\\slash\nnewline";
+  auto file = dir.path() / "hostile.json";
+  std::ofstream(file) << report.dump();
+  auto p = run_interprobe({"report", file.string(), "--format", "prometheus"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::string good = p.out;
+  ASSERT_EQ(validate_text(good).exit_code, 0);
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return text;
+  };
+  const std::vector<std::pair<std::string, std::string>> breaks{
+      {replaced("\\\"quoted\\\"", "\"quoted\""), "quotes not escaped"},
+      {replaced("\\\\slash", "\\slash"), "backslash not doubled"},
+      {replaced("\\nnewline", "\nnewline"), "newline written raw"},
+      {replaced("interprobe_info{", "interprobe info{"), "space in a name"},
+      {replaced("} 1\n", "} 1 1733300000000\n"), "a timestamp"},
+      {good + good.substr(good.find("interprobe_info{"), good.find('\n', good.find("interprobe_info{")) -
+                                                             good.find("interprobe_info{") + 1),
+       "a sample apart from its family"},
+      {"# HELP interprobe_x a\n# HELP interprobe_x b\n# TYPE interprobe_x gauge\ninterprobe_x 1\n", "two HELP lines"},
+  };
+  for (const auto& [text, why] : breaks) {
+    Validation v = validate_text(text);
+    EXPECT_EQ(v.exit_code, 1) << why << " passed the validator";
+  }
+}
