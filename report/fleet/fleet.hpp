@@ -119,6 +119,11 @@ nlohmann::json fleet_to_json(const FleetReport& fleet);
 FleetReport fleet_from_json(const nlohmann::json& j, const std::string& label);
 // Whether a parsed JSON document is a fleet report (has "fleet_schema_version").
 bool is_fleet_json(const nlohmann::json& j);
+// A fleet file holds every node's report: at most this many bytes (what the gather can carry).
+inline constexpr std::size_t kMaxFleetBytes = std::size_t{1} << 30;
+// The fleet report in `text`, or nullopt when the text is JSON of another kind (a report);
+// InputError naming `label` for broken JSON, nesting past the report's bound or a bad fleet report.
+std::optional<FleetReport> parse_fleet_text(const std::string& text, const std::string& label);
 
 render::Document fleet_document(const FleetReport& fleet);
 

@@ -7,6 +7,7 @@
 #include "common/errors.hpp"
 #include "report/fleet/fleet.hpp"
 #include "report/model/json.hpp"
+#include "report/model/json_input.hpp"
 
 namespace interprobe::fleet {
 
@@ -104,6 +105,17 @@ SettingSpread setting_from_json(const json& j) {
 }  // namespace
 
 bool is_fleet_json(const json& j) { return j.is_object() && j.contains("fleet_schema_version"); }
+
+std::optional<FleetReport> parse_fleet_text(const std::string& text, const std::string& label) {
+  json j;
+  try {
+    j = report::parse_bounded(text);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", label, e.what()));
+  }
+  if (!is_fleet_json(j)) return std::nullopt;
+  return fleet_from_json(j, label);
+}
 
 json fleet_to_json(const FleetReport& f) {
   json nodes = json::array(), outliers = json::array(), heterogeneity = json::array();

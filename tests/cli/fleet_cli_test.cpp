@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -125,6 +126,22 @@ TEST(FleetMpi, AScaledNodeIsAnOutlier) {
   EXPECT_NE(p.out.find("rank 2"), std::string::npos);
   EXPECT_NE(p.out.find("outlier nodes"), std::string::npos);
   interprobe::testing::expect_fleet_schema_valid(file);
+
+  auto policy = tree.path() / "p.json";
+  std::ofstream(policy) << R"({"name": "site", "items": [{"id": "memcpy-outliers", "severity": "fail",
+    "fleet": "no_outliers", "metric": "bandwidth/host/memcpy/**/fit/peak_gbps"}]})";
+  auto c = interprobe::testing::run_interprobe({"check", "--policy", policy.string(), file.string(), "--json"});
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  json result = json::parse(c.out);
+  EXPECT_FALSE(result["passed"].get<bool>());
+  ASSERT_EQ(result["suites"].size(), 4u);
+  EXPECT_EQ(result["suites"][0]["suite"], "fleet");
+  EXPECT_EQ(result["suites"][0]["items"][0]["outcome"], "fail");
+  EXPECT_NE(result["suites"][0]["items"][0]["detail"].get<std::string>().find("rank 2 on bandwidth/host/memcpy/"), std::string::npos);
+  // A fleet item on one machine's report is not measured, never passed.
+  auto one = interprobe::testing::run_interprobe({"check", "--policy", policy.string(), (tree.path() / "r0.json").string()});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("SKIPPED"), std::string::npos) << one.out;
 }
 
 TEST(FleetMpi, AnOddMachineTypeIsListedAndAFailedNodeIsReported) {
@@ -156,6 +173,27 @@ TEST(FleetMpi, AnOddMachineTypeIsListedAndAFailedNodeIsReported) {
   EXPECT_TRUE(listed) << f["heterogeneity"].dump();
   EXPECT_EQ(f["collective"]["section"], nullptr);  // replayed trees: nothing live to sweep
   interprobe::testing::expect_fleet_schema_valid(file);
+
+  // check: the policy on every node, its fleet items once; JUnit with one testsuite per node.
+  auto policy = tree.path() / "p.json";
+  std::ofstream(policy) << R"({"name": "site", "items": [
+    {"id": "all-probed", "severity": "fail", "fleet": "no_failed_nodes"},
+    {"id": "same-machine", "severity": "warn", "fleet": "homogeneous", "setting": "virtualization/machine_type"},
+    {"id": "q35", "severity": "fail", "fact": "virtualization/machine_type", "op": "==", "value": "q35"}]})";
+  auto junit = tree.path() / "check.xml";
+  auto c = interprobe::testing::run_interprobe({"check", "--policy", policy.string(), file.string(), "--junit", junit.string()});
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  EXPECT_NE(c.out.find("rank 2: site"), std::string::npos) << c.out;
+  std::ifstream in(junit);
+  std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t suites = 0;
+  for (auto at = xml.find("<testsuite name="); at != std::string::npos; at = xml.find("<testsuite name=", at + 1)) ++suites;
+  EXPECT_EQ(suites, 5u) << xml;  // the fleet's, then four nodes'
+  EXPECT_NE(xml.find("<testsuite name=\"fleet\" tests=\"2\" failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"rank 0\" tests=\"1\" failures=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"rank 2\" tests=\"1\" failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase name=\"node_probed\" classname=\"interprobe.check.rank 3\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("no-such-root"), std::string::npos) << xml;
 }
 
 TEST(FleetMpi, AListNotOfOneEntryPerRankEndsEveryRankWithExit2) {

@@ -7,6 +7,8 @@
 #include "common/errors.hpp"
 #include "report/fleet/fleet.hpp"
 #include "report/model/json.hpp"
+#include "report/policy/fleet_check.hpp"
+#include "report/policy/policy.hpp"
 
 namespace fl = interprobe::fleet;
 namespace rp = interprobe::report;
@@ -151,4 +153,59 @@ TEST(FleetJson, RoundTripsAndRefusesWhatIsNotAFleetReport) {
   EXPECT_THROW(fl::fleet_from_json(nlohmann::json::parse(R"({"schema_version":"2.2.0"})"), "r.json"), interprobe::InputError);
   j["nodes"][0]["ranks"] = "zero";
   EXPECT_THROW(fl::fleet_from_json(j, "bad.json"), interprobe::InputError);
+}
+
+namespace {
+
+interprobe::policy::Policy policy_of(const std::string& items) {
+  return interprobe::policy::parse_policy(R"({"name": "site", "items": [)" + items + "]}", "p.json");
+}
+
+}  // namespace
+
+TEST(FleetPolicy, FleetItemsParseAndSayWhatIsWrong) {
+  auto p = policy_of(R"({"id": "o", "severity": "warn", "fleet": "no_outliers", "metric": "bandwidth/**/fit/peak_gbps"},
+                        {"id": "h", "severity": "fail", "fleet": "homogeneous"})");
+  ASSERT_EQ(p.items.size(), 2u);
+  EXPECT_EQ(p.items[0].kind, interprobe::policy::ItemKind::fleet);
+  EXPECT_EQ(p.items[0].selector, "bandwidth/**/fit/peak_gbps");
+  EXPECT_EQ(p.items[1].selector, "**");
+  auto message = [](const std::string& items) {
+    try {
+      policy_of(items);
+    } catch (const interprobe::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(R"({"id": "x", "severity": "warn", "fleet": "no_outliers"})").find("metric"), std::string::npos);
+  EXPECT_NE(message(R"({"id": "x", "severity": "warn", "fleet": "fastest"})").find("no_outliers, no_failed_nodes, homogeneous"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"id": "x", "severity": "warn", "fleet": "no_failed_nodes", "setting": "a"})").find("only with homogeneous"),
+            std::string::npos);
+}
+
+TEST(FleetPolicy, NodesGetTheMachineItemsAndTheFleetItsOwn) {
+  fl::FleetReport f;
+  f.nodes = {node("node0", 24.0, "q35"), node("node1", 24.5, "q35"), node("node2", 6.0, "i440fx")};
+  f.nodes.push_back({"node3", {3}, false, "probe crashed", std::nullopt});
+  fl::analyze(f);
+  auto p = policy_of(R"({"id": "o", "severity": "fail", "fleet": "no_outliers", "metric": "bandwidth/host/memcpy/**/fit/peak_gbps"},
+                        {"id": "f", "severity": "fail", "fleet": "no_failed_nodes"},
+                        {"id": "h", "severity": "warn", "fleet": "homogeneous", "setting": "virtualization/machine_type"},
+                        {"id": "q35", "severity": "fail", "fact": "virtualization/machine_type", "op": "==", "value": "q35"})");
+  auto suites = interprobe::policy::check_fleet(p, f);
+  ASSERT_EQ(suites.size(), 5u);
+  EXPECT_EQ(suites[0].name, "fleet");
+  ASSERT_EQ(suites[0].result.items.size(), 3u);
+  using interprobe::policy::Outcome;
+  EXPECT_EQ(suites[0].result.items[0].outcome, Outcome::fail);
+  EXPECT_NE(suites[0].result.items[0].detail.find("node2"), std::string::npos);
+  EXPECT_EQ(suites[0].result.items[1].outcome, Outcome::fail);  // node3
+  EXPECT_EQ(suites[0].result.items[2].outcome, Outcome::warn);  // node2 on i440fx
+  EXPECT_EQ(suites[1].result.items.size(), 1u);                 // the fact item only
+  EXPECT_EQ(suites[1].result.items[0].outcome, Outcome::pass);
+  EXPECT_EQ(suites[3].result.items[0].outcome, Outcome::fail);  // i440fx
+  EXPECT_EQ(suites[4].result.items[0].item.id, "node_probed");
+  EXPECT_EQ(suites[4].result.items[0].detail, "probe crashed");
 }
