@@ -48,7 +48,7 @@ ItemResult check_outliers(const Item& it, const fleet::FleetReport& f) {
                               res.threshold, !v.outlier});
   }
   if (scored == 0) {
-    res.detail = fmt::format("not measured: no metric matching {} was scored (one needs {} nodes with it and some spread)",
+    res.detail = fmt::format("no metric matching {} was scored (one needs {} nodes with it and some spread)",
                              it.selector, fleet::kMinNodesForOutliers);
     return res;
   }
@@ -68,18 +68,20 @@ ItemResult check_homogeneous(const Item& it, const fleet::FleetReport& f) {
   std::size_t reports = 0;
   for (const auto& n : f.nodes) reports += n.report ? 1 : 0;
   if (reports < 2) {
-    res.detail = "not measured: fewer than two nodes have a report";
+    res.detail = "fewer than two nodes have a report";
     return res;
   }
+  std::size_t settings = 0;
   for (const auto& h : f.heterogeneity) {
     if (!match_glob(it.selector, h.name)) continue;
+    ++settings;
     for (const auto& [node, value] : h.differing)
       res.subjects.push_back({fmt::format("{} {}", node, h.name),
                               fmt::format("{} (majority {})", value, h.majority.value_or("none")), res.threshold, false});
   }
-  res.outcome = Outcome::pass;
-  if (res.subjects.empty()) res.value = "no node differs";
-  else conclude(res, "settings differ");
+  conclude(res, "");
+  if (settings == 0) res.value = "no node differs";
+  else res.value = fmt::format("{} setting(s) differ, on {} node value(s)", settings, res.subjects.size());
   return res;
 }
 
