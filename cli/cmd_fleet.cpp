@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/features.hpp"
 #include "cli/fleet_ranks.hpp"
 #include "cli/session.hpp"
 #include "cli/workload_options.hpp"
@@ -130,11 +131,13 @@ int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection,
   GlobalOptions o = options;
   if (collective::launched_by_mpi_launcher()) o.no_color = true;  // mpirun hands its ranks a pseudo-terminal
   // Every check that can fail on some ranks only is agreed on: no rank goes on alone to wait.
+  const std::string started_at = utc_now_iso8601();
   std::string error;
+  std::optional<std::string> root, fixture;
   try {
     collective::agree_on_options(world, fleet_digest(options, selection, fleet_options), "fleet");
-    per_rank(fleet_options.root_per_rank, "--root-per-rank", rank, world.process_count());
-    per_rank(fleet_options.node_report_per_rank, "--node-report-per-rank", rank, world.process_count());
+    root = per_rank(fleet_options.root_per_rank, "--root-per-rank", rank, world.process_count());
+    fixture = per_rank(fleet_options.node_report_per_rank, "--node-report-per-rank", rank, world.process_count());
     if (rank == 0 && o.output) check_output_target(*o.output, "-o", ExistingOutput::replace_regular);
   } catch (const InputError& e) {
     error = e.what();
@@ -145,8 +148,6 @@ int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection,
     return kExitUsage;  // rank 0 says why
   }
   if (rank != 0) silence_stdout();
-  const auto root = per_rank(fleet_options.root_per_rank, "--root-per-rank", rank, world.process_count());
-  const auto fixture = per_rank(fleet_options.node_report_per_rank, "--node-report-per-rank", rank, world.process_count());
   std::optional<fleet::FleetReport> fleet;
   try {
     fleet = gather_fleet(world, plan, [&] { return probe_this_node(o, selection, prepared, root, fixture); });
@@ -159,8 +160,8 @@ int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection,
     Stopwatch analysis;
     fleet::analyze(*fleet);
     fleet->timing.analysis_s = analysis.elapsed_s();
-    fleet->tool_version = tool_info(false, false).version;
-    fleet->started_at = utc_now_iso8601();
+    fleet->tool_version = interprobe_version();
+    fleet->started_at = started_at;
     try {
       print_fleet(*fleet, o);
       if (o.output)
