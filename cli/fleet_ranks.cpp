@@ -101,26 +101,37 @@ double seconds_of(const std::optional<Blob>& b) {
   return s;
 }
 
-// Every rank takes part; rank 0 keeps the sweep. A failure on one rank only would leave the
+// Every rank takes part; rank 0 keeps the sweeps: MPI over host buffers, then NCCL with one GPU
+// per rank when every rank can start it (make_nccl_backend agrees on that across the ranks and
+// throws UnsupportedError on all of them alike). A failure on one rank only would leave the
 // others inside a collective: the job ends instead.
 void measure_allreduce(collective::RankGroup& world, fleet::FleetCollective& out) {
   HostRoot live;
   const RecordedCpuid cpuid = RecordedCpuid::unknown("not read: the fleet's all-reduce reads no CPUID");
   ProbeContext ctx{live, cpuid, Progress::disabled()};
-  collective::CollectiveRequest request;
-  request.backend = report::AllreduceBackend::mpi;
-  request.plan = collective::run_mpi_plan();
   report::Report scratch;
-  try {
-    collective::make_allreduce_probe(request, world)->run(ctx, scratch);
-  } catch (const InterruptedError&) {
-    throw;
-  } catch (const std::exception& e) {
-    world.abort_all(fmt::format("the fleet's MPI all-reduce failed: {}", e.what()), 3);
-  }
+  auto sweep = [&](report::AllreduceBackend backend, const collective::SweepPlan& plan) {
+    collective::CollectiveRequest request;
+    request.backend = backend;
+    request.plan = plan;
+    try {
+      collective::make_allreduce_probe(request, world)->run(ctx, scratch);
+    } catch (const InterruptedError&) {
+      throw;
+    } catch (const UnsupportedError& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      world.abort_all(fmt::format("the fleet's {} all-reduce failed: {}", report::to_string(backend), e.what()), 3);
+    }
+    return std::string();
+  };
+  const std::string no_mpi = sweep(report::AllreduceBackend::mpi, collective::run_mpi_plan());
+  const std::string no_nccl = sweep(report::AllreduceBackend::nccl, collective::run_plan());
   if (world.process_rank() != 0) return;
   out.section = scratch.collective;
-  if (!out.section) out.reason = "the MPI sweep recorded nothing";
+  if (!out.section) out.reason = no_mpi.empty() ? "the sweeps recorded nothing" : no_mpi;
+  out.notes.push_back(no_nccl.empty() ? "NCCL across the ranks: one GPU per rank; its transports are NCCL's own (from its log)"
+                                      : "NCCL across the ranks: not measured: " + no_nccl);
 }
 
 std::string transport_note(int nodes) {
@@ -190,10 +201,8 @@ std::optional<fleet::FleetReport> gather_fleet(collective::RankGroup& world, con
     read_node_message(messages[static_cast<std::size_t>(by)], by, node);
   }
   fleet.nodes = std::move(nodes);
-  if (fleet.collective.section) fleet.collective.notes.push_back(transport_note(world.nodes()));
-  fleet.collective.notes.push_back(
-      "NCCL across nodes: not measured by `fleet` (each node's report holds its own NCCL sweep over its GPUs); "
-      "`mpirun -np N interprobe allreduce --backend nccl` measures it");
+  if (fleet.collective.section)
+    fleet.collective.notes.insert(fleet.collective.notes.begin(), transport_note(world.nodes()));
   return fleet;
 }
 

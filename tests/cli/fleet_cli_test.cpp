@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -82,10 +83,36 @@ TEST(FleetMpi, TwoRanksAsTwoNodesGiveATwoNodeFleetReportWithTheAllreduceAcrossTh
   EXPECT_EQ(sweep["ranks"], 2);
   EXPECT_EQ(sweep["summary"]["wrong_elements_total"], 0);
   EXPECT_NE(p.out.find("MPI does not report the transport"), std::string::npos);
+  EXPECT_NE(p.out.find("NCCL across the ranks: not measured"), std::string::npos) << p.out;  // no GPU here
   // What the fleet adds to the nodes' own probing: the issue asks for under 5 s.
   const double added = f["timing"]["gather_s"].get<double>() + f["timing"]["analysis_s"].get<double>();
   std::cout << "gather " << f["timing"]["gather_s"] << " s + analysis " << f["timing"]["analysis_s"] << " s = " << added << " s\n";
   EXPECT_LT(added, 5.0);
+  interprobe::testing::expect_fleet_schema_valid(file);
+}
+
+TEST(FleetMpi, SimulatedGpusAddTheNcclAllreduceAcrossTheRanks) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
+  interprobe::testing::TempTree tree;
+  auto machine = tree.path() / "machine.json";
+  std::ofstream(machine) << R"({"devices": [{}, {}]})";
+  auto file = tree.path() / "fleet.json";
+  auto p = interprobe::testing::mpiexec(kMpiexec, fleet_args(2, {"--rank-as-node", "--only", "collective", "-o", file.string()}), 240,
+                                        {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
+                                         std::string("INTERPROBE_NCCL_LIB=") + INTERPROBE_SIM_NCCL,
+                                         "INTERPROBE_SIM_CONFIG=" + machine.string()});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json f = read_json(file);
+  ASSERT_FALSE(f["collective"]["section"].is_null()) << f["collective"]["reason"];
+  std::map<std::string, json> by_backend;
+  for (const auto& s : f["collective"]["section"]["allreduce"]) by_backend[s["backend"]] = s;
+  ASSERT_EQ(by_backend.count("mpi"), 1u) << f["collective"].dump();
+  ASSERT_EQ(by_backend.count("nccl"), 1u) << f["collective"].dump();
+  EXPECT_EQ(by_backend["nccl"]["ranks"], 2);
+  EXPECT_EQ(by_backend["nccl"]["summary"]["wrong_elements_total"], 0);
+  EXPECT_NE(p.out.find("NCCL across the ranks: one GPU per rank"), std::string::npos) << p.out;
+  // Each node's own report keeps its NCCL sweep over its two simulated GPUs.
+  EXPECT_EQ(f["nodes"][0]["report"]["collective"]["allreduce"][0]["backend"], "nccl");
   interprobe::testing::expect_fleet_schema_valid(file);
 }
 
