@@ -223,6 +223,24 @@ TEST(FleetMpi, AnOddMachineTypeIsListedAndAFailedNodeIsReported) {
   EXPECT_NE(xml.find("no-such-root"), std::string::npos) << xml;
 }
 
+TEST(FleetMpi, AReportOverTheGatherLimitIsAFailedNodeNotACrash) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
+  interprobe::testing::TempTree tree;
+  json r = read_json(fs::path(INTERPROBE_SOURCE_DIR) / "examples/reports/this-vm-run.json");
+  auto small = tree.path() / "small.json", big = tree.path() / "big.json";
+  std::ofstream(small) << r.dump();
+  r["host"]["kernel"] = std::string(17u << 20, 'k');  // past the 16 MiB a node may send
+  std::ofstream(big) << r.dump();
+  auto p = interprobe::testing::mpiexec(
+      kMpiexec, fleet_args(2, {"--rank-as-node", "--node-report-per-rank", small.string() + "," + big.string(), "--json"}), 120);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  json f = json::parse(p.out);
+  EXPECT_EQ(f["nodes"][0]["status"], "ok");
+  EXPECT_EQ(f["nodes"][1]["status"], "failed");
+  EXPECT_NE(f["nodes"][1]["failure"].get<std::string>().find("over the 16777216 bytes a node may send"), std::string::npos)
+      << f["nodes"][1]["failure"];
+}
+
 TEST(FleetMpi, AListNotOfOneEntryPerRankEndsEveryRankWithExit2) {
   if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
   auto p = interprobe::testing::mpiexec(kMpiexec, fleet_args(2, {"--root-per-rank", "/a,/b,/c"}), 60);
