@@ -165,6 +165,10 @@ TEST(FleetMpi, AScaledNodeIsAnOutlier) {
   EXPECT_EQ(result["suites"][0]["suite"], "fleet");
   EXPECT_EQ(result["suites"][0]["items"][0]["outcome"], "fail");
   EXPECT_NE(result["suites"][0]["items"][0]["detail"].get<std::string>().find("rank 2 on bandwidth/host/memcpy/"), std::string::npos);
+  // `report` reads one machine's report and says where a fleet report goes.
+  auto r = interprobe::testing::run_interprobe({"report", file.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("a fleet report"), std::string::npos) << r.err;
   // A fleet item on one machine's report is not measured, never passed.
   auto one = interprobe::testing::run_interprobe({"check", "--policy", policy.string(), (tree.path() / "r0.json").string()});
   EXPECT_EQ(one.exit_code, 0) << one.err;
