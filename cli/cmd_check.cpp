@@ -16,6 +16,8 @@
 #include "cli/workload_options.hpp"
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
+#include "common/user_file.hpp"
+#include "report/fleet/fleet.hpp"
 #include "report/model/json.hpp"
 #include "report/policy/check.hpp"
 #include "report/policy/check_output.hpp"
@@ -61,6 +63,13 @@ void print_result(const policy::CheckResult& result, const GlobalOptions& o, boo
   std::cout << std::flush;
 }
 
+void print_fleet_result(const std::vector<policy::NamedCheck>& suites, const GlobalOptions& o, bool warn_gates) {
+  if (o.json || o.format == "json") std::cout << policy::fleet_check_json(suites, warn_gates);
+  else if (o.format == "markdown") std::cout << render::render_markdown(policy::fleet_check_document(suites, warn_gates));
+  else std::cout << render::render_text(policy::fleet_check_document(suites, warn_gates), text_style(o));
+  std::cout << std::flush;
+}
+
 int list_subjects(const GlobalOptions& options, const CheckOptions& c) {
   if (!c.report) throw InputError("check --list-subjects: give the REPORT whose metric and fact paths to list");
   report::Report r = report::read_report_file(*c.report);
@@ -89,7 +98,18 @@ int execute_check(const GlobalOptions& options, const CheckOptions& c) {
 
   report::Report r;
   if (c.report) {
-    r = report::read_report_file(*c.report);
+    const std::string text = read_user_file(*c.report, {*c.report, "a report (or fleet report) written by interprobe -o FILE",
+                                                        fleet::kMaxFleetBytes});
+    if (auto fleet = fleet::parse_fleet_text(text, *c.report)) {
+      if (rank) throw InputError("check: workload options (--model ...) rank one machine's report, not a fleet report; drop them");
+      auto suites = policy::check_fleet(pol, *fleet);
+      print_fleet_result(suites, options, warn_gates);
+      if (c.junit) write_output_file(*c.junit, policy::fleet_check_junit(suites, warn_gates), "--junit");
+      return policy::fleet_check_failed(suites, warn_gates) ? kExitCheckFailed : kExitOk;
+    }
+    if (text.size() > report::kMaxReportBytes)
+      throw InputError(fmt::format("{}: {} bytes, more than the {} a report may hold", *c.report, text.size(), report::kMaxReportBytes));
+    r = report::parse_report_text(text, *c.report);
     if (rank) r.bottlenecks = rank_workloads(r, *prepared);
   } else {
     GlobalOptions session = options;

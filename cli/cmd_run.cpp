@@ -49,10 +49,6 @@ std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mp
 
 namespace {
 
-struct ProbeSelection {
-  std::vector<std::string> only, skip;
-};
-
 // Stands in for a probe the user left out, so the report still lists it and says why.
 class NotSelectedProbe final : public Probe {
  public:
@@ -63,6 +59,8 @@ class NotSelectedProbe final : public Probe {
  private:
   std::string name_, why_;
 };
+
+}  // namespace
 
 std::vector<std::unique_ptr<Probe>> select_probes(std::vector<std::unique_ptr<Probe>> all, const ProbeSelection& selection) {
   std::set<std::string> known;
@@ -86,6 +84,23 @@ std::vector<std::unique_ptr<Probe>> select_probes(std::vector<std::unique_ptr<Pr
   }
   return all;
 }
+
+void add_probe_selection_options(CLI::App* app, ProbeSelection& selection) {
+  app->add_option("--only", selection.only, "Run only these probes (system, topology, virtualization, telemetry, bandwidth, collective, compute)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  app->add_option("--skip", selection.skip, "Leave these probes out; the report lists them as skipped")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+}
+
+std::vector<std::unique_ptr<Probe>> run_probes_of(collective::RankGroup* world, const std::string& absent) {
+  auto probes = inventory_probes();
+  for (auto& p : measurement_probes(world, absent)) probes.push_back(std::move(p));
+  return probes;
+}
+
+namespace {
 
 // MPI for `run`: started only when a launcher started this process among others, so a plain
 // `interprobe run` neither loads Open MPI nor differs from before.
@@ -131,18 +146,19 @@ void release_other_ranks(collective::RankGroup& world, int code) {
 
 // The bottleneck ranking after the probes: a replayed tree measures nothing, so there is nothing
 // to rank; a live machine always gets the section, which says what is missing.
+
+}  // namespace
+
 std::function<void(report::Report&)> ranking(std::shared_ptr<PreparedWorkloads> prepared) {
   return [prepared](report::Report& r) {
     if (r.host.live || r.compute || r.collective) r.bottlenecks = rank_workloads(r, *prepared);
   };
 }
 
+namespace {
+
 int execute_run(const GlobalOptions& options, const ProbeSelection& selection, const WorkloadOptions& workloads) {
-  auto all_probes = [](collective::RankGroup* world, const std::string& absent) {
-    auto probes = inventory_probes();
-    for (auto& p : measurement_probes(world, absent)) probes.push_back(std::move(p));
-    return probes;
-  };
+  const auto all_probes = run_probes_of;
   select_probes(all_probes(nullptr, {}), selection);  // bad --only/--skip: exit 2 on every rank, before MPI starts
   auto rank_after = ranking(std::make_shared<PreparedWorkloads>(prepare_workloads(workloads)));  // bad models too
   RunWorld mpi = start_run_world();
@@ -194,12 +210,7 @@ Command add_run_command(CLI::App& app, GlobalOptions& options) {
   Command c;
   c.app = app.add_subcommand("run", "Run every probe and report (the default command)");
   auto selection = std::make_shared<ProbeSelection>();
-  c.app->add_option("--only", selection->only, "Run only these probes (system, topology, virtualization, telemetry, bandwidth, collective, compute)")
-      ->delimiter(',')
-      ->type_name("NAME,...");
-  c.app->add_option("--skip", selection->skip, "Leave these probes out; the report lists them as skipped")
-      ->delimiter(',')
-      ->type_name("NAME,...");
+  add_probe_selection_options(c.app, *selection);
   auto workloads = std::make_shared<WorkloadOptions>();
   add_workload_options(c.app, *workloads);
   c.execute = [&options, selection, workloads]() { return execute_run(options, *selection, *workloads); };

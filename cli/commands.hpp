@@ -31,7 +31,21 @@ std::vector<std::unique_ptr<Probe>> inventory_probes();
 std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world = nullptr,
                                                        const std::string& mpi_absent = {});
 
+// What `run` (and `fleet` on each node) probes: --only/--skip over the probes above. A name not
+// among them is an InputError naming the option; a probe left out stays in the list as `skipped`.
+struct ProbeSelection {
+  std::vector<std::string> only, skip;
+};
+void add_probe_selection_options(CLI::App* app, ProbeSelection& selection);
+std::vector<std::unique_ptr<Probe>> select_probes(std::vector<std::unique_ptr<Probe>> all, const ProbeSelection& selection);
+// Every probe of `run`, inventory then measurements.
+std::vector<std::unique_ptr<Probe>> run_probes_of(collective::RankGroup* mpi_world, const std::string& mpi_absent);
+struct PreparedWorkloads;
+// The bottleneck ranking `run` derives after its probes, for the prepared workloads.
+std::function<void(report::Report&)> ranking(std::shared_ptr<PreparedWorkloads> prepared);
+
 Command add_run_command(CLI::App& app, GlobalOptions& options);
+Command add_fleet_command(CLI::App& app, GlobalOptions& options);
 Command add_snapshot_command(CLI::App& app, GlobalOptions& options);
 Command add_report_command(CLI::App& app, GlobalOptions& options);
 Command add_virt_command(CLI::App& app, GlobalOptions& options);

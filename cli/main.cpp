@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands;
   commands.push_back(add_run_command(app, options));
+  commands.push_back(add_fleet_command(app, options));
   commands.push_back(add_report_command(app, options));
   commands.push_back(add_virt_command(app, options));
   commands.push_back(add_topo_command(app, options));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "probes/collective/allreduce_sweep.hpp"
+#include "common/errors.hpp"
 
 namespace interprobe::collective {
 
@@ -32,6 +33,13 @@ std::uint64_t RankGroup::broadcast_word(std::uint64_t word) {
   const auto theirs = broadcast(blob);
   if (theirs.size() == sizeof word) std::memcpy(&word, theirs.data(), sizeof word);
   return word;
+}
+
+std::vector<std::optional<std::vector<std::byte>>> RankGroup::gather_to_first(const std::vector<std::byte>& blob,
+                                                                              std::size_t max_bytes) {
+  if (process_count() != 1) throw UnsupportedError("this group of processes cannot gather");
+  if (blob.size() > max_bytes || blob.size() > kMaxGatherTotalBytes) return {std::nullopt};
+  return {blob};
 }
 
 void SingleProcessGroup::abort_all(const std::string& why, int) {

@@ -56,9 +56,7 @@ int sum_int(int* value) { return MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT, 
 
 // Open MPI's blocking collectives busy-poll: a rank waiting seconds for rank 0 would take a
 // core from the bandwidth and compute probes rank 0 is timing meanwhile.
-int bcast_u64_idle(std::uint64_t* value, int poll_us) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  int rc = MPI_Ibcast(value, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &request);
+int wait_idle(int rc, MPI_Request& request, int poll_us) {
   const timespec pause{0, static_cast<long>(poll_us) * 1000};
   for (int done = 0; rc == MPI_SUCCESS;) {
     rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
@@ -66,6 +64,22 @@ int bcast_u64_idle(std::uint64_t* value, int poll_us) {
     nanosleep(&pause, nullptr);
   }
   return rc;
+}
+
+int bcast_u64_idle(std::uint64_t* value, int poll_us) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  return wait_idle(MPI_Ibcast(value, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &request), request, poll_us);
+}
+
+int allgather_int_idle(int value, int* all, int poll_us) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  return wait_idle(MPI_Iallgather(&value, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD, &request), request, poll_us);
+}
+
+int gatherv_bytes_idle(const void* send, int bytes, void* recv, const int* counts, const int* displacements, int poll_us) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Igatherv(send, bytes, MPI_BYTE, recv, counts, displacements, MPI_BYTE, 0, MPI_COMM_WORLD, &request);
+  return wait_idle(rc, request, poll_us);
 }
 
 int create_sum16_ops(interprobe_mpi_sum16_fn half, interprobe_mpi_sum16_fn bfloat16) {
@@ -112,7 +126,8 @@ void library_version(char* text, int capacity) {
 const interprobe_mpi_shim shim = {
     interprobe::collective::kMpiShimAbi, init_funneled, finalized, finalize, abort_world, world_rank_size,
     node_rank_size, barrier, bcast_bytes, bcast_u64, max_doubles, sum_u64, sum_int, create_sum16_ops,
-    free_sum16_ops, allreduce_sum, error_string, library_version, sum_doubles, bcast_u64_idle};
+    free_sum16_ops, allreduce_sum, error_string, library_version, sum_doubles, bcast_u64_idle,
+    allgather_int_idle, gatherv_bytes_idle};
 
 }  // namespace
 

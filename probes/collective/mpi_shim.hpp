@@ -36,6 +36,13 @@ struct interprobe_mpi_shim {
   // MPI_Bcast of one word from rank 0 that waits by polling with a sleep between tests, not by
   // spinning: a rank of `run` waits here while rank 0 probes alone (ABI 3).
   int (*bcast_u64_idle)(std::uint64_t* value, int poll_us);
+  // The fleet report's gathering, waiting by polling like bcast_u64_idle (ABI 4):
+  // every process's `value` into `all` (world size entries) on every process (MPI_Iallgather),
+  int (*allgather_int_idle)(int value, int* all, int poll_us);
+  // and every process's bytes to rank 0 at `displacements` (MPI_Igatherv; recv, counts and
+  // displacements are read on rank 0 only).
+  int (*gatherv_bytes_idle)(const void* send, int bytes, void* recv, const int* counts, const int* displacements,
+                            int poll_us);
 };
 
 // The module's one exported symbol.
@@ -44,7 +51,7 @@ const interprobe_mpi_shim* interprobe_mpi_shim_v1(void);
 
 namespace interprobe::collective {
 
-inline constexpr int kMpiShimAbi = 3;
+inline constexpr int kMpiShimAbi = 4;
 inline constexpr const char* kMpiShimSymbol = "interprobe_mpi_shim_v1";
 inline constexpr const char* kMpiModuleFile = "interprobe-mpi.so";
 

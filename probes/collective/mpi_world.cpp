@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -49,6 +50,40 @@ class MpiWorld final : public RankGroup {
   std::uint64_t broadcast_word(std::uint64_t word) override {
     check(mpi_.bcast_u64_idle(&word, 1000), "MPI_Ibcast(word)");  // 1 ms polls: idle, yet prompt
     return word;
+  }
+  std::vector<std::optional<std::vector<std::byte>>> gather_to_first(const std::vector<std::byte>& blob,
+                                                                     std::size_t max_bytes) override {
+    // Every process learns every size first, so all of them agree which blobs are sent: one
+    // over its limit, or past the total the receiving int displacements can address, is not.
+    const int mine = blob.size() > max_bytes || blob.size() > kMaxGatherTotalBytes ? -1 : static_cast<int>(blob.size());
+    std::vector<int> sizes(static_cast<std::size_t>(size_));
+    check(mpi_.allgather_int_idle(mine, sizes.data(), 1000), "MPI_Iallgather(sizes)");
+    std::vector<int> counts(sizes.size()), displacements(sizes.size());
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] >= 0 && total + static_cast<std::size_t>(sizes[i]) <= kMaxGatherTotalBytes) {
+        counts[i] = sizes[i];
+        displacements[i] = static_cast<int>(total);
+        total += static_cast<std::size_t>(sizes[i]);
+      } else {
+        sizes[i] = -1;  // not sent: the receiver records it as missing
+      }
+    }
+    const int sent = sizes[static_cast<std::size_t>(rank_)] < 0 ? 0 : counts[static_cast<std::size_t>(rank_)];
+    std::vector<std::byte> received(rank_ == 0 ? std::max<std::size_t>(total, 1) : 0);
+    check(mpi_.gatherv_bytes_idle(blob.data(), sent, received.data(), counts.data(), displacements.data(), 1000),
+          "MPI_Igatherv(blobs)");
+    std::vector<std::optional<std::vector<std::byte>>> out;
+    if (rank_ != 0) return out;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] < 0) {
+        out.emplace_back(std::nullopt);
+        continue;
+      }
+      auto from = received.begin() + displacements[i];
+      out.emplace_back(std::vector<std::byte>(from, from + counts[i]));
+    }
+    return out;
   }
   void max_over_processes(std::vector<double>& values) override {
     check(mpi_.max_doubles(values.data(), static_cast<int>(values.size())), "MPI_Allreduce(max)");

@@ -11,6 +11,8 @@
 
 namespace interprobe::collective {
 
+inline constexpr std::size_t kMaxGatherTotalBytes = std::size_t{1} << 30;
+
 class RankGroup {
  public:
   virtual ~RankGroup() = default;
@@ -30,6 +32,12 @@ class RankGroup {
   // Every process returns process 0's word. The others may wait here for long (while process 0
   // of `run` probes alone), so an MPI group waits without spinning a core.
   virtual std::uint64_t broadcast_word(std::uint64_t word);
+  // Every process's blob to process 0, in rank order (the fleet report); the others get an
+  // empty list. Waits without spinning, like broadcast_word. A blob over `max_bytes` (or past a
+  // total of kMaxGatherTotalBytes) arrives as nullopt, so no process sends what cannot be held.
+  // The base class serves a group of one; a group of more throws UnsupportedError.
+  virtual std::vector<std::optional<std::vector<std::byte>>> gather_to_first(const std::vector<std::byte>& blob,
+                                                                             std::size_t max_bytes);
   // Ends every process of the job at once: for a failure only some processes saw, which would
   // otherwise leave the others waiting in a collective for ever.
   [[noreturn]] virtual void abort_all(const std::string& why, int exit_code) = 0;

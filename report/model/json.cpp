@@ -68,6 +68,9 @@ Report parse_report_text(const std::string& text, const std::string& label) {
   }
   try {
     if (!j.is_object()) throw ReportFormatError("(top level): expected an object at the top level");
+    if (j.contains("fleet_schema_version"))
+      throw ReportFormatError("a fleet report (`interprobe fleet -o`), not one machine's: `interprobe check --policy P FILE` "
+                              "reads it; for the other commands take a node's report (jq '.nodes[0].report')");
     const SchemaVersion version = schema_version_of(j);
     bool from_1x = version.major == 1;
     if (from_1x) upgrade_from_1x(j);

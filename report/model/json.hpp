@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "report/model/report.hpp"
 
 namespace interprobe::report {
@@ -25,5 +27,10 @@ Report read_report_file(const std::filesystem::path& path);
 std::optional<int> written_schema_major(const std::string& text);
 // Temp file beside it + fsync + rename (common/output_file.hpp): a reader never sees half a report.
 void write_report_file(const std::filesystem::path& path, const Report& report);
+
+// The collective section alone, as the report writes it (the fleet report's cross-node all-reduce).
+// Reading throws nlohmann::json::exception on a wrong shape.
+nlohmann::json collective_section_to_json(const CollectiveSection& section);
+CollectiveSection collective_section_from_json(const nlohmann::json& j);
 
 }  // namespace interprobe::report

@@ -118,6 +118,9 @@ json report_to_json(const Report& report) {
 
 Report report_from_json(const json& j) { return j.get<Report>(); }
 
+json collective_section_to_json(const CollectiveSection& c) { return c; }
+CollectiveSection collective_section_from_json(const json& j) { return j.get<CollectiveSection>(); }
+
 // --- evidence values: scalars and lists; an object (older tools wrote some) is kept as its text
 void to_json(json& j, const Value& v) {
   std::visit([&j](const auto& x) { j = x; }, static_cast<const Value::variant&>(v));

@@ -217,6 +217,9 @@ CheckResult check_report(const Policy& policy, const report::Report& r) {
       case ItemKind::fact: check_fact(r, policy.file, res); break;
       case ItemKind::finding: check_finding(r, res); break;
       case ItemKind::bottleneck: check_bottleneck(r, res); break;
+      case ItemKind::fleet:
+        res.detail = "a fleet item: judged over a fleet report (`interprobe fleet -o FILE`), not one machine's";
+        break;
     }
     switch (res.outcome) {
       case Outcome::pass: ++out.summary.pass; break;

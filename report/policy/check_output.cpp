@@ -84,7 +84,9 @@ render::Document subjects_document(const report::Report& report) {
   return doc;
 }
 
-std::string check_json(const CheckResult& c, bool warn_gates) {
+namespace {
+
+nlohmann::json result_json(const CheckResult& c, bool warn_gates) {
   nlohmann::json items = nlohmann::json::array();
   for (const auto& r : c.items) {
     nlohmann::json subjects = nlohmann::json::array();
@@ -107,21 +109,16 @@ std::string check_json(const CheckResult& c, bool warn_gates) {
                      {"passed", !check_failed(c, warn_gates)},
                      {"summary", {{"pass", c.summary.pass}, {"warn", c.summary.warn}, {"fail", c.summary.fail}, {"skipped", c.summary.skipped}}},
                      {"items", items}};
-  // Strings from the machine may hold any bytes: replace what is not UTF-8 instead of throwing.
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return out;
 }
 
-std::string escape_xml(const std::string& raw) { return render::escape_xml(raw); }
-
-std::string check_junit(const CheckResult& c, bool warn_gates) {
+// One <testsuite> of a check result: a test case per item.
+std::string junit_suite(const CheckResult& c, const std::string& name, bool warn_gates) {
   int failures = 0;
   for (const auto& r : c.items) failures += gates(r, warn_gates) ? 1 : 0;
-  std::string suite = escape_xml(c.policy);
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"interprobe check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
-                     c.items.size(), failures, c.summary.skipped);
-  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", suite,
-                     c.items.size(), failures, c.summary.skipped);
+  std::string suite = escape_xml(name);
+  std::string out = fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", suite,
+                                c.items.size(), failures, c.summary.skipped);
   for (const auto& r : c.items) {
     out += fmt::format("    <testcase name=\"{}\" classname=\"interprobe.check.{}\">\n", escape_xml(r.item.id), suite);
     std::string message = fmt::format("{}: value {}, threshold {}", r.item.title, r.value, r.threshold);
@@ -136,8 +133,71 @@ std::string check_junit(const CheckResult& c, bool warn_gates) {
     }
     out += "    </testcase>\n";
   }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  return out + "  </testsuite>\n";
 }
+
+std::string junit_document(const std::vector<NamedCheck>& suites, bool warn_gates) {
+  std::size_t tests = 0, failures = 0, skipped = 0;
+  std::string body;
+  for (const auto& s : suites) {
+    tests += s.result.items.size();
+    skipped += static_cast<std::size_t>(s.result.summary.skipped);
+    for (const auto& r : s.result.items) failures += gates(r, warn_gates) ? 1 : 0;
+    body += junit_suite(s.result, s.name, warn_gates);
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"interprobe check\" tests=\"{}\" "
+                     "failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{}</testsuites>\n",
+                     tests, failures, skipped, body);
+}
+
+// Strings from the machine may hold any bytes: replace what is not UTF-8 instead of throwing.
+std::string dump(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
+
+}  // namespace
+
+std::string check_json(const CheckResult& c, bool warn_gates) { return dump(result_json(c, warn_gates)); }
+
+std::string escape_xml(const std::string& raw) { return render::escape_xml(raw); }
+
+std::string check_junit(const CheckResult& c, bool warn_gates) { return junit_document({{c.policy, c}}, warn_gates); }
+
+bool fleet_check_failed(const std::vector<NamedCheck>& suites, bool warn_gates) {
+  for (const auto& s : suites)
+    if (check_failed(s.result, warn_gates)) return true;
+  return false;
+}
+
+render::Document fleet_check_document(const std::vector<NamedCheck>& suites, bool warn_gates) {
+  render::Document doc;
+  doc.title = "interprobe check (fleet)";
+  for (const auto& s : suites) {
+    render::Document one = check_document(s.result, warn_gates);
+    for (auto& section : one.sections) {
+      section.title = fmt::format("{}: {} ({})", s.name, s.result.policy, s.result.file);
+      doc.sections.push_back(std::move(section));
+    }
+  }
+  std::size_t failed = 0;
+  for (const auto& s : suites) failed += check_failed(s.result, warn_gates) ? 1 : 0;
+  render::Section total{"fleet check", {}};
+  total.blocks.emplace_back(render::Paragraph{
+      fmt::format("{}: {} of {} suites failed (fleet-wide items, then one suite per node)",
+                  failed ? "FAILED" : "PASSED", failed, suites.size()),
+      failed ? render::Tone::bad : render::Tone::good});
+  doc.sections.push_back(std::move(total));
+  return doc;
+}
+
+std::string fleet_check_json(const std::vector<NamedCheck>& suites, bool warn_gates) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& s : suites) {
+    nlohmann::json one = result_json(s.result, warn_gates);
+    one["suite"] = s.name;
+    list.push_back(std::move(one));
+  }
+  return dump({{"passed", !fleet_check_failed(suites, warn_gates)}, {"suites", std::move(list)}});
+}
+
+std::string fleet_check_junit(const std::vector<NamedCheck>& suites, bool warn_gates) { return junit_document(suites, warn_gates); }
 
 }  // namespace interprobe::policy

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "report/policy/check.hpp"
+#include "report/policy/fleet_check.hpp"
 #include "report/render/document.hpp"
 
 namespace interprobe::policy {
@@ -15,6 +16,12 @@ std::string check_json(const CheckResult& result, bool warn_gates);
 // testsuites > testsuite[name, tests, failures, errors, skipped] > testcase[name, classname] >
 // failure[message, type] | skipped[message] (the shape Jenkins' JUnit plugin reads).
 std::string check_junit(const CheckResult& result, bool warn_gates);
+
+// A fleet's check (fleet_check.hpp): the same outputs, one suite per node after the fleet's own.
+bool fleet_check_failed(const std::vector<NamedCheck>& suites, bool warn_gates);
+render::Document fleet_check_document(const std::vector<NamedCheck>& suites, bool warn_gates);
+std::string fleet_check_json(const std::vector<NamedCheck>& suites, bool warn_gates);
+std::string fleet_check_junit(const std::vector<NamedCheck>& suites, bool warn_gates);
 
 // Every metric and fact path a report holds, with its value: what a policy's items can select.
 render::Document subjects_document(const report::Report& report);

@@ -11,12 +11,18 @@
 
 namespace interprobe::policy {
 
+const std::vector<std::string>& fleet_checks() {
+  static const std::vector<std::string> words{"no_outliers", "no_failed_nodes", "homogeneous"};
+  return words;
+}
+
 const char* to_string(ItemKind k) {
   switch (k) {
     case ItemKind::metric: return "metric";
     case ItemKind::fact: return "fact";
     case ItemKind::finding: return "finding";
     case ItemKind::bottleneck: return "bottleneck";
+    case ItemKind::fleet: return "fleet";
   }
   return "metric";
 }
@@ -73,6 +79,7 @@ std::vector<std::string> probes_needed(const Policy& policy) {
         want("collective");
         want("compute");
         break;
+      case ItemKind::fleet: break;  // judged over a fleet report, which nothing here measures
     }
   }
   std::vector<std::string> out;

@@ -15,7 +15,9 @@
 
 namespace interprobe::policy {
 
-enum class ItemKind { metric, fact, finding, bottleneck };
+// fleet: judged over a fleet report only (`interprobe fleet -o`): "no_outliers" on the metrics a
+// glob selects, "no_failed_nodes", "homogeneous" over the settings a glob selects.
+enum class ItemKind { metric, fact, finding, bottleneck, fleet };
 enum class Op { le, lt, ge, gt, eq, ne };
 // Over every subject a selector matches: all must pass, or one is enough.
 enum class Quantifier { all, any };
@@ -42,6 +44,9 @@ struct Item {
   Expect expect = Expect::absent;                  // finding
   std::optional<std::int64_t> batch, tp;           // bottleneck
 };
+
+// The fleet-wide checks a `fleet` item names (its value); the selector is its metric or setting glob.
+const std::vector<std::string>& fleet_checks();
 
 struct Policy {
   std::string file;  // as given: every message names it

@@ -156,16 +156,38 @@ void parse_bottleneck(const json& o, Item& it, const Where& w) {
   it.selector = o.contains("model") ? text_key(o, "model", w, true) : "*";
 }
 
+void parse_fleet(const json& o, Item& it, const Where& w) {
+  const std::string word = it.selector;
+  const auto& words = fleet_checks();
+  if (std::find(words.begin(), words.end(), word) == words.end())
+    w.fail("fleet", fmt::format("\"{}\": use one of {}", printable(word), fmt::join(words, ", ")));
+  it.value = word;
+  it.selector = "**";
+  if (word == "no_outliers") {
+    if (!o.contains("metric")) w.fail("metric", "missing; no_outliers needs the metrics (a path or glob) whose outliers fail it");
+    it.selector = text_key(o, "metric", w, true);
+    check_section(it.selector, metric_sections(), "metric", w);
+  } else if (o.contains("metric")) {
+    w.fail("metric", fmt::format("only with no_outliers; {} takes {}", word, word == "homogeneous" ? "setting" : "nothing more"));
+  }
+  if (o.contains("setting")) {
+    if (word != "homogeneous") w.fail("setting", "only with homogeneous (compare's settings names, or a glob)");
+    it.selector = text_key(o, "setting", w, true);
+  }
+}
+
 const std::set<std::string>& allowed_keys(ItemKind k) {
   static const std::set<std::string> metric{"id", "title", "severity", "why", "metric", "op", "value", "of", "factor", "for"};
   static const std::set<std::string> fact{"id", "title", "severity", "why", "fact", "op", "value", "for"};
   static const std::set<std::string> finding{"id", "title", "severity", "why", "finding", "expect"};
   static const std::set<std::string> bottleneck{"id", "title", "severity", "why", "bottleneck", "op", "batch", "tp", "model", "for"};
+  static const std::set<std::string> fleet{"id", "title", "severity", "why", "fleet", "metric", "setting"};
   switch (k) {
     case ItemKind::metric: return metric;
     case ItemKind::fact: return fact;
     case ItemKind::finding: return finding;
     case ItemKind::bottleneck: return bottleneck;
+    case ItemKind::fleet: return fleet;
   }
   return metric;
 }
@@ -173,11 +195,12 @@ const std::set<std::string>& allowed_keys(ItemKind k) {
 ItemKind item_kind(const json& o, const Where& w) {
   std::vector<std::pair<const char*, ItemKind>> kinds{{"metric", ItemKind::metric}, {"fact", ItemKind::fact},
                                                       {"finding", ItemKind::finding}, {"bottleneck", ItemKind::bottleneck}};
+  if (o.contains("fleet")) return ItemKind::fleet;  // its metric key is the glob it scans
   std::vector<std::pair<const char*, ItemKind>> given;
   for (const auto& k : kinds)
     if (o.contains(k.first)) given.push_back(k);
   if (given.size() != 1)
-    w.fail("", "give exactly one of the keys metric, fact, finding, bottleneck (what the item checks)");
+    w.fail("", "give exactly one of the keys metric, fact, finding, bottleneck, fleet (what the item checks)");
   return given.front().second;
 }
 
@@ -211,6 +234,7 @@ Item parse_item(const json& o, std::size_t index, const std::string& file) {
     case ItemKind::fact: parse_fact(o, it, w); break;
     case ItemKind::finding: parse_finding(o, it, w); break;
     case ItemKind::bottleneck: parse_bottleneck(o, it, w); break;
+    case ItemKind::fleet: parse_fleet(o, it, w); break;
   }
   return it;
 }

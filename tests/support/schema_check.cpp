@@ -19,4 +19,12 @@ void expect_schema_valid(const std::filesystem::path& file) {
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
+void expect_fleet_schema_valid(const std::filesystem::path& file) {
+  if (!have_jsonschema()) return;
+  const std::string dir = std::string(INTERPROBE_SOURCE_DIR) + "/report/schema/";
+  const std::string cmd = std::string(INTERPROBE_PYTHON3) + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py --nodes-against " +
+                          dir + "report.schema.json " + dir + "fleet.schema.json " + file.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
 }  // namespace interprobe::testing

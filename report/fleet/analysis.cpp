@@ -1,0 +1,156 @@
+// The fleet's analysis: robust z-scores per headline metric and the settings majority
+// (fleet.hpp states the statistic and its threshold).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "report/compare/compare.hpp"
+#include "report/fleet/fleet.hpp"
+
+namespace interprobe::fleet {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool starts_with(const std::string& s, const std::string& head) { return s.rfind(head, 0) == 0; }
+
+// Results, not settings: they are the outlier scan's business, not the majority's.
+bool is_setting(const std::string& name) { return !starts_with(name, "findings/") && !starts_with(name, "bottlenecks/"); }
+
+void add_heterogeneity(FleetReport& fleet) {
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>> per_node;  // node -> settings
+  std::vector<std::string> names;  // first-seen order over the nodes
+  std::set<std::string> seen;
+  for (const auto& node : fleet.nodes) {
+    if (!node.report) continue;
+    std::map<std::string, std::string> settings;
+    for (auto& [name, value] : compare::settings_of(*node.report)) {
+      if (!is_setting(name)) continue;
+      if (seen.insert(name).second) names.push_back(name);
+      settings[name] = value;
+    }
+    per_node.emplace_back(node.name, std::move(settings));
+  }
+  if (per_node.size() < 2) return;
+  for (const auto& name : names) {
+    std::map<std::string, std::int64_t> counts;
+    auto value_of = [&](const std::map<std::string, std::string>& s) {
+      auto it = s.find(name);
+      return it == s.end() ? std::string("-") : it->second;
+    };
+    for (const auto& [node, settings] : per_node) ++counts[value_of(settings)];
+    if (counts.size() == 1) continue;
+    SettingSpread spread{name, std::nullopt, 0, {}};
+    for (const auto& [value, n] : counts)
+      if (2 * n > static_cast<std::int64_t>(per_node.size())) spread.majority = value, spread.majority_nodes = n;
+    for (const auto& [node, settings] : per_node) {
+      std::string value = value_of(settings);
+      if (!spread.majority || value != *spread.majority) spread.differing.emplace_back(node, value);
+    }
+    fleet.heterogeneity.push_back(std::move(spread));
+  }
+}
+
+void add_outliers(FleetReport& fleet) {
+  struct Column {
+    report::MetricRow row;  // the first node's, for unit and direction
+    std::vector<std::pair<std::string, double>> values;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Column> columns;
+  for (const auto& node : fleet.nodes) {
+    if (!node.report) continue;
+    for (const auto& row : report::metrics_of(*node.report)) {
+      if (!is_headline(row) || !std::isfinite(row.value)) continue;
+      auto [it, added] = columns.try_emplace(row.path, Column{row, {}});
+      if (added) order.push_back(row.path);
+      it->second.values.emplace_back(node.name, row.value);
+    }
+  }
+  fleet.headline_paths = order;
+  for (const auto& path : order) {
+    const Column& c = columns[path];
+    MetricOutliers m{path, c.row.unit, c.row.better, 0, 0, Scale::none, {}, {}};
+    std::vector<double> xs;
+    for (const auto& [node, v] : c.values) xs.push_back(v);
+    RobustScores scores = c.values.size() >= kMinNodesForOutliers ? robust_z_scores(xs) : RobustScores{};
+    if (c.values.size() < kMinNodesForOutliers) scores.median = median_of(xs);
+    m.median = scores.median;
+    m.mad = scores.mad;
+    m.scale = scores.scale;
+    for (std::size_t i = 0; i < c.values.size(); ++i) {
+      std::optional<double> z = i < scores.z.size() ? scores.z[i] : std::nullopt;
+      bool outlier = z && std::fabs(*z) > kOutlierThreshold;
+      m.values.push_back({c.values[i].first, c.values[i].second, z, outlier});
+      if (outlier) m.outliers.push_back(c.values[i].first);
+    }
+    fleet.outliers.push_back(std::move(m));
+  }
+}
+
+}  // namespace
+
+std::string to_string(Scale s) {
+  switch (s) {
+    case Scale::mad: return "mad";
+    case Scale::mean_absolute_deviation: return "mean_absolute_deviation";
+    case Scale::none: return "none";
+  }
+  return "none";
+}
+
+RobustScores robust_z_scores(const std::vector<double>& values) {
+  RobustScores r;
+  if (values.empty()) return r;
+  r.median = median_of(values);
+  std::vector<double> deviations;
+  double sum = 0;
+  for (double v : values) {
+    deviations.push_back(std::fabs(v - r.median));
+    sum += deviations.back();
+  }
+  r.mad = median_of(deviations);
+  r.mean_absolute_deviation = sum / static_cast<double>(values.size());
+  r.z.assign(values.size(), std::nullopt);
+  if (r.mad > 0) r.scale = Scale::mad;
+  else if (r.mean_absolute_deviation > 0) r.scale = Scale::mean_absolute_deviation;
+  else return r;  // every value the same: no node stands out
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    double d = values[i] - r.median;
+    r.z[i] = r.scale == Scale::mad ? kMadConsistency * d / r.mad : d / (kMeanAdConsistency * r.mean_absolute_deviation);
+  }
+  return r;
+}
+
+bool is_headline(const report::MetricRow& row) {
+  const std::string& p = row.path;
+  if (starts_with(p, "bandwidth/")) {
+    if (starts_with(p, "bandwidth/p2p_truth/")) return ends_with(p, "/p2p_gbps");
+    return ends_with(p, "/fit/peak_gbps") || ends_with(p, "/fit/t0_us");
+  }
+  if (starts_with(p, "collective/")) return ends_with(p, "/latency_us") || ends_with(p, "/peak_busbw_gbps");
+  if (starts_with(p, "compute/"))
+    return (p.find("/peak/") != std::string::npos && ends_with(p, "/tflops")) ||
+           (p.find("/memory/") != std::string::npos && ends_with(p, "/gbps"));
+  return false;
+}
+
+void analyze(FleetReport& fleet) {
+  fleet.headline_paths.clear();
+  fleet.outliers.clear();
+  fleet.heterogeneity.clear();
+  add_outliers(fleet);
+  add_heterogeneity(fleet);
+}
+
+}  // namespace interprobe::fleet

@@ -1,0 +1,130 @@
+#pragma once
+// The fleet report of `interprobe fleet`: one report per node (gathered over MPI by rank 0), and
+// what only a fleet shows — a table of each node's headline metrics, the nodes that are outliers
+// on a metric, the nodes whose settings differ from the majority, and the all-reduce across every
+// rank. Pure analysis over report::Report; the MPI side lives in cli/fleet_ranks.cpp.
+//
+// Outliers: the modified z-score of Iglewicz and Hoaglin (1993),
+//   z_i = 0.6745 * (x_i - median) / MAD,   MAD = median |x_j - median|,
+// a node is an outlier on a metric when |z_i| > 3.5. When MAD = 0 (more than half the nodes
+// share one value) the score uses the mean absolute deviation instead, as IBM's SPSS does:
+//   z_i = (x_i - median) / (1.253314 * MeanAD);
+// when that is 0 too every node has the same value and none is an outlier. A metric is scored
+// only when at least kMinNodesForOutliers nodes have it: with two nodes |z| is at most 0.6745.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "report/model/metrics.hpp"
+#include "report/model/report.hpp"
+#include "report/render/document.hpp"
+
+namespace interprobe::fleet {
+
+inline constexpr const char* kFleetSchemaVersion = "1.0.0";
+inline constexpr double kOutlierThreshold = 3.5;
+inline constexpr double kMadConsistency = 0.6745;
+inline constexpr double kMeanAdConsistency = 1.253314;
+inline constexpr std::size_t kMinNodesForOutliers = 3;
+
+enum class Scale { mad, mean_absolute_deviation, none };
+std::string to_string(Scale s);
+
+// The modified z-score of each value (same order); all null when the values give no scale.
+struct RobustScores {
+  double median = 0;
+  double mad = 0;
+  double mean_absolute_deviation = 0;
+  Scale scale = Scale::none;
+  std::vector<std::optional<double>> z;
+};
+RobustScores robust_z_scores(const std::vector<double>& values);
+
+struct FleetNode {
+  std::string name;                 // host name, or "rank N" under --rank-as-node
+  std::vector<std::int64_t> ranks;  // the MPI ranks on it; the first probed it
+  bool ok = false;
+  std::optional<std::string> failure;  // why no report came from it
+  std::optional<report::Report> report;
+};
+
+struct NodeValue {
+  std::string node;
+  double value = 0;
+  std::optional<double> z;
+  bool outlier = false;
+};
+
+struct MetricOutliers {
+  std::string path;
+  std::string unit;
+  report::Better better = report::Better::neither;
+  double median = 0;
+  double mad = 0;
+  Scale scale = Scale::none;
+  std::vector<NodeValue> values;  // every node with the metric, fleet order
+  std::vector<std::string> outliers;
+};
+
+struct SettingSpread {
+  std::string name;                    // compare's settings name: "virtualization/machine_type"
+  std::optional<std::string> majority; // the value more than half the nodes have; null: none does
+  std::int64_t majority_nodes = 0;
+  std::vector<std::pair<std::string, std::string>> differing;  // node -> its value ("-": absent)
+};
+
+// The all-reduce across every rank of the fleet (not per node).
+struct FleetCollective {
+  std::int64_t ranks = 0;
+  std::int64_t nodes = 0;  // as MPI counts them (processes sharing memory), not --rank-as-node's
+  std::optional<report::CollectiveSection> section;  // null: not measured, `reason` says why
+  std::optional<std::string> reason;
+  std::vector<std::string> notes;  // the transport chosen, or why it is not known; NCCL's absence
+};
+
+struct FleetTiming {
+  double per_node_probes_s = 0;  // the slowest node's probing (rank 0 waits for it)
+  double gather_s = 0;           // reports to rank 0 over MPI
+  double analysis_s = 0;         // outliers, heterogeneity, headline table
+  double cross_node_allreduce_s = 0;
+};
+
+struct FleetReport {
+  std::string schema_version = kFleetSchemaVersion;
+  std::string tool_version;
+  std::string started_at;
+  std::int64_t ranks = 1;
+  bool rank_as_node = false;  // testing: every rank counted as a node of its own
+  std::vector<FleetNode> nodes;
+  std::vector<std::string> headline_paths;  // the metrics of the per-node table
+  std::vector<MetricOutliers> outliers;     // every headline metric scored (outliers or not)
+  std::vector<SettingSpread> heterogeneity; // only settings where some node differs
+  FleetCollective collective;
+  FleetTiming timing;
+};
+
+// Whether a metric path is one of the headline metrics of the per-node table and outlier scan:
+// fitted bandwidth peaks and start-up times, P2P rates, all-reduce latency and peak busbw,
+// compute peaks and memory bandwidth.
+bool is_headline(const report::MetricRow& row);
+
+// Fills headline_paths, outliers and heterogeneity from the nodes that have a report.
+void analyze(FleetReport& fleet);
+
+nlohmann::json fleet_to_json(const FleetReport& fleet);
+// Throws InputError naming `label` and what is wrong.
+FleetReport fleet_from_json(const nlohmann::json& j, const std::string& label);
+// Whether a parsed JSON document is a fleet report (has "fleet_schema_version").
+bool is_fleet_json(const nlohmann::json& j);
+// A fleet file holds every node's report: at most this many bytes (what the gather can carry).
+inline constexpr std::size_t kMaxFleetBytes = std::size_t{1} << 30;
+// The fleet report in `text`, or nullopt when the text is JSON of another kind (a report);
+// InputError naming `label` for broken JSON, nesting past the report's bound or a bad fleet report.
+std::optional<FleetReport> parse_fleet_text(const std::string& text, const std::string& label);
+
+render::Document fleet_document(const FleetReport& fleet);
+
+}  // namespace interprobe::fleet
