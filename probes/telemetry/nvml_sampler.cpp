@@ -1,9 +1,10 @@
 // NVML telemetry reads (reference.md §11), dlopen'd. Static limits once per GPU, then per tick:
 // utilization, power and the energy counter, SM/memory clocks, clocks-event reasons and the
-// field values for violation time and PCIe/NVLink bytes. A call NVML refuses leaves that field
+// field values for violation time and PCIe/NVLink bytes; GPM activity where the GPU gives it (gpm.cpp). A call NVML refuses leaves that field
 // null and names the field in the GPU's `unsupported` list once.
 #include "probes/telemetry/nvml_sampler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "common/dynlib.hpp"
 #include "common/errors.hpp"
+#include "probes/telemetry/gpm.hpp"
 #include "probes/topology/nvml_api.hpp"
 
 namespace interprobe::telemetry {
@@ -92,6 +94,7 @@ std::optional<double> pcie_capacity_gbps(unsigned gen, unsigned width) {
 
 struct GpuHandle {
   nvml::Device device = nullptr;
+  std::size_t slot = 0;  // in the GPM reader
   TraceGpu info;
   std::set<std::string> refused;  // fields already listed as unsupported
 };
@@ -101,11 +104,12 @@ struct GpuHandle {
 struct NvmlSampler::State {
   std::unique_ptr<DynamicLibrary> dl;
   std::unique_ptr<Api> api;
+  std::unique_ptr<GpmReader> gpm;  // destroyed before nvmlShutdown
   std::optional<std::string> simulated;
   double interval_s = 0.1;
   std::vector<GpuHandle> gpus;
   Trace trace;
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::condition_variable wake;
   bool stopping = false;
   std::thread thread;
@@ -131,7 +135,6 @@ void NvmlSampler::State::read_limits(GpuHandle& g) {
   if (api->max_pcie_gen && api->max_pcie_width && api->max_pcie_gen(g.device, &v) == nvml::kSuccess &&
       api->max_pcie_width(g.device, &w) == nvml::kSuccess)
     g.info.pcie_capacity_gbps = pcie_capacity_gbps(v, w);
-  g.info.gpm_reason = "GPM metrics are not sampled by this build (nvmlGpmSampleGet is a follow-up of issue 19)";
 }
 
 void NvmlSampler::State::read_fields(GpuHandle& g, TraceSample& s) {
@@ -180,6 +183,7 @@ TraceSample NvmlSampler::State::read(GpuHandle& g, double t_s) {
     s.clock_event_reasons = static_cast<std::int64_t>(bits & 0xFFFFFFFFull);
   else refuse(g, "clock_event_reasons", rc);
   read_fields(g, s);
+  if (nvml::Return rc = gpm->read(g.slot, s); rc != nvml::kSuccess) refuse(g, "gpm", rc);
   return s;
 }
 
@@ -222,14 +226,21 @@ NvmlSampler::NvmlSampler(double interval_s) : state_(std::make_unique<State>()) 
     char name[nvml::kDeviceNameBufferSize] = {};
     if (s.api->name && s.api->name(g.device, name, sizeof name) == nvml::kSuccess) g.info.name = std::string(name);
     s.read_limits(g);
+    g.slot = s.gpus.size();
     s.gpus.push_back(std::move(g));
   }
+  s.gpm = std::make_unique<GpmReader>(*s.dl, s.api->error_string);
+  std::vector<nvml::Device> devices;
+  for (const auto& g : s.gpus) devices.push_back(g.device);
+  auto gpm_reasons = s.gpm->probe(devices);
+  for (std::size_t i = 0; i < s.gpus.size(); ++i) s.gpus[i].info.gpm_reason = gpm_reasons[i];
   s.trace.source = s.simulated ? "simulated" : "nvml";
   s.trace.interval_s = interval_s;
 }
 
 NvmlSampler::~NvmlSampler() {
   if (state_->thread.joinable()) stop();
+  state_->gpm.reset();
   if (state_->api && state_->api->shutdown) state_->api->shutdown();
 }
 
@@ -251,5 +262,23 @@ Trace NvmlSampler::stop() {
 }
 
 const std::optional<std::string>& NvmlSampler::simulated() const { return state_->simulated; }
+
+std::vector<TraceGpu> NvmlSampler::gpus() const {
+  std::lock_guard lock(state_->mutex);
+  std::vector<TraceGpu> out;
+  for (const auto& g : state_->gpus) out.push_back(g.info);
+  return out;
+}
+
+std::vector<TraceSample> NvmlSampler::samples_between(double from_s, double to_s) const {
+  std::lock_guard lock(state_->mutex);
+  const auto& all = state_->trace.samples;  // appended in time order
+  auto first = std::lower_bound(all.begin(), all.end(), from_s, [](const TraceSample& x, double t) { return x.t_s < t; });
+  auto last = std::upper_bound(first, all.end(), to_s, [](double t, const TraceSample& x) { return t < x.t_s; });
+  return {first, last};
+}
+
+std::chrono::steady_clock::time_point NvmlSampler::started_at() const { return state_->start; }
+double NvmlSampler::interval_s() const { return state_->interval_s; }
 
 }  // namespace interprobe::telemetry

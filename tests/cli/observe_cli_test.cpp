@@ -29,6 +29,26 @@ std::vector<std::string> sim_env() {
           std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/rtx-pro-6000-8x-kvm-p2p-off.json"};
 }
 
+// The HGX H100 description cut to two GPUs, busy at a constant utilization, with `nvml` keys
+// replaced, written into `tree`; the environment that points interprobe at it.
+std::vector<std::string> busy_h100_env(const interprobe::testing::TempTree& tree, const nlohmann::json& nvml) {
+  auto d = nlohmann::json::parse(read_text(std::string(INTERPROBE_SIM_DEVICES) + "/h100-sxm-8x-nvswitch.json"));
+  d["devices"] = nlohmann::json::array({d["devices"][0], d["devices"][1]});
+  d["nvml"]["busy_percent"] = 100;
+  for (const auto& [key, value] : nvml.items()) d["nvml"][key] = value;
+  auto path = tree.path() / "h100-busy.json";
+  std::ofstream(path) << d.dump();
+  return {std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML, "INTERPROBE_SIM_CONFIG=" + path.string()};
+}
+
+interprobe::report::Report observe_live(const interprobe::testing::TempTree& tree, const std::vector<std::string>& env) {
+  auto out = tree.path() / "observe.json";
+  auto p = run_interprobe({"observe", "--duration", "1.5s", "--interval", "100ms", "--window", "1s", "-o", out.string(), "-q"}, env);
+  EXPECT_EQ(p.exit_code, 0) << p.err;
+  interprobe::testing::expect_schema_valid(out);
+  return interprobe::report::parse_report_text(read_text(out), out.string());
+}
+
 }  // namespace
 
 TEST(ObserveCli, ReplayOfEveryFixtureGivesItsClassAndAValidReport) {
@@ -139,4 +159,93 @@ TEST(ObserveCli, RunRecordsTelemetryUnsupportedWithoutNvml) {
   ASSERT_NE(r.probe("telemetry"), nullptr);
   EXPECT_EQ(r.probe("telemetry")->status, interprobe::report::ProbeStatus::unsupported);
   EXPECT_NE(r.probe("telemetry")->reason.value_or("").find("telemetry.json"), std::string::npos);
+}
+
+// GPM live: the simulated NVML serves the seed's activity (SM active 0.3, DRAM 0.2, tensor 0.05) on
+// fully utilized H100s; the sampler's support query and two-sample probe pass and the rules call it
+// small-kernel/launch-bound. With DRAM 0.8 the same GPUs are memory-bound.
+TEST(ObserveCli, LiveGpmOnTheSimulatedNvmlClassifiesByTheGpmRules) {
+  interprobe::testing::TempTree tree;
+  auto r = observe_live(tree, busy_h100_env(tree, {{"gpm_sm_active", 0.3}, {"gpm_dram_active", 0.2}, {"gpm_tensor_active", 0.05}}));
+  ASSERT_TRUE(r.telemetry);
+  ASSERT_EQ(r.telemetry->gpus.size(), 2u);
+  for (const auto& g : r.telemetry->gpus) {
+    EXPECT_FALSE(g.gpm_reason) << *g.gpm_reason;
+    const auto& a = g.overall.averages;
+    ASSERT_TRUE(a.sm_active_fraction && a.dram_active_fraction && a.tensor_active_fraction && a.sm_occupancy_fraction);
+    EXPECT_NEAR(*a.sm_active_fraction, 0.3, 0.01);
+    EXPECT_NEAR(*a.dram_active_fraction, 0.2, 0.01);
+    EXPECT_NEAR(*a.tensor_active_fraction, 0.05, 0.01);
+    EXPECT_EQ(g.overall.classification, interprobe::report::TelemetryClass::small_kernel_launch_bound) << g.overall.reason;
+    EXPECT_EQ(g.overall.rule, "gpm_small_kernel");
+  }
+  interprobe::testing::TempTree tree2;
+  r = observe_live(tree2, busy_h100_env(tree2, {{"gpm_sm_active", 0.5}, {"gpm_dram_active", 0.8}}));
+  ASSERT_TRUE(r.telemetry);
+  for (const auto& g : r.telemetry->gpus)
+    EXPECT_EQ(g.overall.classification, interprobe::report::TelemetryClass::memory_bound) << g.overall.reason;
+}
+
+// Each step of the support check, switched off in the simulator, leaves the GPM fields null with
+// the step that failed, and the busy GPU undecided (never compute-bound from utilization and power).
+TEST(ObserveCli, LiveGpmUnsupportedIsNullWithTheReason) {
+  const std::pair<nlohmann::json, const char*> cases[] = {
+      {{{"gpm", "unsupported"}}, "nvmlGpmQueryDeviceSupport"},
+      {{{"gpm", "probe_fails"}}, "live probe: nvmlGpmSampleGet"},
+      {{{"virtualization_mode", 2}}, "vGPU"},
+  };
+  for (const auto& [nvml, reason] : cases) {
+    interprobe::testing::TempTree tree;
+    auto r = observe_live(tree, busy_h100_env(tree, nvml));
+    ASSERT_TRUE(r.telemetry) << reason;
+    for (const auto& g : r.telemetry->gpus) {
+      ASSERT_TRUE(g.gpm_reason) << reason;
+      EXPECT_NE(g.gpm_reason->find(reason), std::string::npos) << *g.gpm_reason;
+      EXPECT_FALSE(g.overall.averages.sm_active_fraction);
+      EXPECT_EQ(g.overall.classification, interprobe::report::TelemetryClass::undecided) << g.overall.reason;
+      EXPECT_EQ(g.overall.rule, "busy_without_gpm");
+      ASSERT_TRUE(g.overall.decide_with);
+      EXPECT_NE(g.overall.decide_with->find(reason), std::string::npos) << *g.overall.decide_with;
+    }
+  }
+}
+
+// `observe --replay`'s header names the trace (it read nothing of this machine), never "live machine".
+TEST(ObserveCli, ReplayHeaderNamesTheTraceFile) {
+  auto p = run_interprobe({"observe", "--replay", fixture("idle"), "--no-color"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("replayed telemetry trace " + fixture("idle")), std::string::npos) << p.out;
+  EXPECT_EQ(p.out.find("live machine"), std::string::npos) << p.out;
+}
+
+// `snapshot` records two seconds of counters as /telemetry.json; `observe --root` classifies that
+// trace (header: the tree and the trace), and a snapshot of the snapshot keeps it. Without NVML the
+// manifest says why there is none.
+TEST(ObserveCli, SnapshotRecordsTheTraceAndObserveRootClassifiesIt) {
+  interprobe::testing::TempTree tree;
+  auto snap = tree.path() / "snap";
+  auto p = run_interprobe({"snapshot", "-o", snap.string(), "-q"}, busy_h100_env(tree, {{"gpm_dram_active", 0.8}, {"gpm_sm_active", 0.5}}));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_TRUE(fs::exists(snap / "telemetry.json"));
+  auto out = tree.path() / "root.json";
+  p = run_interprobe({"observe", "--root", snap.string(), "--window", "1s", "-o", out.string(), "--no-color"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("replayed tree " + snap.string() + " (telemetry trace /telemetry.json)"), std::string::npos) << p.out;
+  auto r = interprobe::report::parse_report_text(read_text(out), out.string());
+  ASSERT_TRUE(r.telemetry);
+  EXPECT_EQ(r.telemetry->source, interprobe::report::TelemetrySource::replay);
+  EXPECT_EQ(r.telemetry->trace, "/telemetry.json");
+  ASSERT_EQ(r.telemetry->gpus.size(), 2u);
+  for (const auto& g : r.telemetry->gpus)
+    EXPECT_EQ(g.overall.classification, interprobe::report::TelemetryClass::memory_bound) << g.overall.reason;
+  auto again = tree.path() / "snap-of-snap";
+  p = run_interprobe({"snapshot", "--root", snap.string(), "-o", again.string(), "-q"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(read_text(again / "telemetry.json"), read_text(snap / "telemetry.json"));
+
+  auto bare = tree.path() / "no-nvml";
+  p = run_interprobe({"snapshot", "-o", bare.string(), "-q"}, {"INTERPROBE_NVML_LIB=/nonexistent/libnvidia-ml.so.1"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_FALSE(fs::exists(bare / "telemetry.json"));
+  EXPECT_NE(read_text(bare / "manifest.json").find("telemetry not recorded: telemetry needs NVML"), std::string::npos);
 }
