@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "interprobe/build_config.hpp"
 #include "common/errors.hpp"
 #include "probes/telemetry/classify.hpp"
 #include "probes/telemetry/nvml_sampler.hpp"
@@ -55,6 +56,10 @@ MeasurementRecorder::~MeasurementRecorder() = default;
 void MeasurementRecorder::start() {
   if (started_) return;
   started_ = true;
+#if !INTERPROBE_HAVE_NVML
+  unavailable_ = "NVML support compiled out: rebuild with -DINTERPROBE_WITH_NVML=ON";
+  return;
+#endif
   try {
     sampler_ = std::make_unique<NvmlSampler>(interval_s_);
     sampler_->start();

@@ -48,6 +48,7 @@ static_assert(sizeof(FieldValue) == 40);
 
 constexpr unsigned kFieldPowerViolationNs = 74, kFieldThermalViolationNs = 75, kFieldPcieTxBytes = 197,
                    kFieldPcieRxBytes = 198, kFieldNvlinkTxKib = 138, kFieldNvlinkRxKib = 139;
+constexpr unsigned kFieldNvlinkSpeedMbps = 90, kFieldNvlinkCount = 91;  // per link and direction; active links
 constexpr unsigned kScopeAllLinks = 0xFFFFFFFFu;
 constexpr int kClockSm = 1, kClockMemory = 2;
 
@@ -83,6 +84,14 @@ struct Api {
     get(max_pcie_gen, "nvmlDeviceGetMaxPcieLinkGeneration"), get(max_pcie_width, "nvmlDeviceGetMaxPcieLinkWidth");
   }
 };
+
+long long value_of(const FieldValue& f) {
+  return f.valueType == 0   ? static_cast<long long>(f.value.d)
+         : f.valueType == 1 ? f.value.ui
+         : f.valueType == 4 ? f.value.sll
+         : f.valueType == 5 ? f.value.si
+                            : static_cast<long long>(f.value.ull);
+}
 
 // Per direction, after line encoding (reference.md §5): GT/s x encoding x lanes / 8.
 std::optional<double> pcie_capacity_gbps(unsigned gen, unsigned width) {
@@ -120,6 +129,7 @@ struct NvmlSampler::State {
     g.info.unsupported.push_back(fmt::format("{}: {} (code {})", field, api->error_string ? api->error_string(rc) : "error", rc));
   }
   void read_limits(GpuHandle& g);
+  void read_nvlink_capacity(GpuHandle& g);
   void read_fields(GpuHandle& g, TraceSample& s);
   TraceSample read(GpuHandle& g, double t_s);
   void loop();
@@ -135,6 +145,21 @@ void NvmlSampler::State::read_limits(GpuHandle& g) {
   if (api->max_pcie_gen && api->max_pcie_width && api->max_pcie_gen(g.device, &v) == nvml::kSuccess &&
       api->max_pcie_width(g.device, &w) == nvml::kSuccess)
     g.info.pcie_capacity_gbps = pcie_capacity_gbps(v, w);
+  read_nvlink_capacity(g);
+}
+
+// The NVLink rate fraction's denominator: the common link speed times the active links (NVML
+// fields 90/91), per direction. Null with the reason where NVML gives neither (no NVLink).
+void NvmlSampler::State::read_nvlink_capacity(GpuHandle& g) {
+  FieldValue values[2] = {};
+  values[0].fieldId = kFieldNvlinkSpeedMbps;
+  values[1].fieldId = kFieldNvlinkCount;
+  nvml::Return rc = api->fields ? api->fields(g.device, 2, values) : nvml::kErrorNotSupported;
+  if (rc == nvml::kSuccess) rc = values[0].nvmlReturn != nvml::kSuccess ? values[0].nvmlReturn : values[1].nvmlReturn;
+  if (rc != nvml::kSuccess) return refuse(g, "nvlink_capacity_gbps", rc);
+  long long mbps = value_of(values[0]), links = value_of(values[1]);
+  if (mbps > 0 && links > 0 && links <= static_cast<long long>(nvml::kNvLinkMaxLinks))
+    g.info.nvlink_capacity_gbps = static_cast<double>(mbps) * static_cast<double>(links) / 1000;
 }
 
 void NvmlSampler::State::read_fields(GpuHandle& g, TraceSample& s) {
@@ -153,11 +178,7 @@ void NvmlSampler::State::read_fields(GpuHandle& g, TraceSample& s) {
       refuse(g, names[i], f.nvmlReturn);
       continue;
     }
-    long long v = f.valueType == 0 ? static_cast<long long>(f.value.d)
-                  : f.valueType == 1 ? f.value.ui
-                  : f.valueType == 4 ? f.value.sll
-                  : f.valueType == 5 ? f.value.si
-                                     : static_cast<long long>(f.value.ull);
+    long long v = value_of(f);
     if (i >= 4) v *= 1024;  // NVLink throughput fields count KiB
     std::optional<std::int64_t>* out[6] = {&s.power_cap_violation_ns, &s.thermal_violation_ns, &s.pcie_tx_bytes,
                                            &s.pcie_rx_bytes, &s.nvlink_tx_bytes, &s.nvlink_rx_bytes};

@@ -2,6 +2,7 @@
 // the simulated libnvidia-ml (tests/sim), record then replay, exit 4 without NVML, bad input exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -99,6 +100,9 @@ TEST(ObserveCli, LiveAgainstTheSimulatedNvmlRecordsAndReplaysTheSameClasses) {
   EXPECT_EQ(g.power_limit_w, max_w);
   ASSERT_TRUE(g.pcie_capacity_gbps);
   EXPECT_NEAR(*g.pcie_capacity_gbps, 63.0, 0.1);  // Gen5 x16
+  EXPECT_FALSE(g.nvlink_capacity_gbps);  // no NVLink in this description: null, and listed with NVML's reason
+  EXPECT_NE(std::find_if(g.unsupported.begin(), g.unsupported.end(), [](const std::string& u) { return u.rfind("nvlink_capacity_gbps: Not Supported", 0) == 0; }),
+            g.unsupported.end());
   const auto& a = g.overall.averages;
   ASSERT_TRUE(a.utilization_fraction && a.power_w && a.pcie_gbps);
   // The simulator's utilization climbs 0 -> 20% in the first second (10 s triangle): not idle, not busy.
@@ -178,6 +182,11 @@ TEST(ObserveCli, LiveGpmOnTheSimulatedNvmlClassifiesByTheGpmRules) {
     EXPECT_NEAR(*a.tensor_active_fraction, 0.05, 0.01);
     EXPECT_EQ(g.overall.classification, interprobe::report::TelemetryClass::small_kernel_launch_bound) << g.overall.reason;
     EXPECT_EQ(g.overall.rule, "gpm_small_kernel");
+    // NVLink capacity from NVML fields 90/91: 18 links x 25 GB/s per direction (H100, reference.md §12).
+    ASSERT_TRUE(g.nvlink_capacity_gbps);
+    EXPECT_DOUBLE_EQ(*g.nvlink_capacity_gbps, 450.0);
+    ASSERT_TRUE(a.nvlink_capacity_fraction && a.nvlink_gbps);
+    EXPECT_NEAR(*a.nvlink_capacity_fraction, *a.nvlink_gbps / 450.0, 1e-9);
   }
   interprobe::testing::TempTree tree2;
   r = observe_live(tree2, busy_h100_env(tree2, {{"gpm_sm_active", 0.5}, {"gpm_dram_active", 0.8}}));
@@ -248,4 +257,56 @@ TEST(ObserveCli, SnapshotRecordsTheTraceAndObserveRootClassifiesIt) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_FALSE(fs::exists(bare / "telemetry.json"));
   EXPECT_NE(read_text(bare / "manifest.json").find("telemetry not recorded: telemetry needs NVML"), std::string::npos);
+}
+
+// A GPU bandwidth sweep without NVML: every size says why it has no telemetry, and the text says
+// it once per sweep; the report validates.
+TEST(ObserveCli, GpuMeasurementsWithoutNvmlSayWhyTheyHaveNoTelemetry) {
+  interprobe::testing::TempTree tree;
+  auto out = tree.path() / "bw.json";
+  auto p = run_interprobe({"bw", "--engine", "cuda", "--sizes", "4K,1M", "--budget", "0.05", "-o", out.string(), "--no-color"},
+                          {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA, "INTERPROBE_NVML_LIB=/nonexistent/libnvidia-ml.so.1",
+                           std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/l4-1x-cuda-12.2.json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("telemetry: none (no telemetry: telemetry needs NVML"), std::string::npos) << p.out;
+  auto r = interprobe::report::parse_report_text(read_text(out), out.string());
+  ASSERT_TRUE(r.bandwidth);
+  ASSERT_FALSE(r.bandwidth->sweeps.empty());
+  for (const auto& s : r.bandwidth->sweeps)
+    for (const auto& point : s.points) {
+      ASSERT_TRUE(point.telemetry);
+      EXPECT_FALSE(point.telemetry->averages);
+      EXPECT_NE(point.telemetry->reason.value_or("").find("NVML"), std::string::npos);
+    }
+  interprobe::testing::expect_schema_valid(out);
+}
+
+// --model/--tp: the replayed seed's classes next to the ranking of that workload, in the JSON
+// (bottlenecks.workloads[].observed) and in the text's verdict block; bad workload options exit 2
+// before anything is read.
+TEST(ObserveCli, ModelAndTpTieTheClassesToTheVerdict) {
+  interprobe::testing::TempTree tree;
+  auto out = tree.path() / "tied.json";
+  const std::string model = std::string(INTERPROBE_SOURCE_DIR) + "/examples/models/llama-3.1-70b.json";
+  auto p = run_interprobe({"observe", "--replay", fixture("seed_no_gpm"), "--model", model, "--tp", "2", "--batch", "8", "--assume",
+                           "gpu=rtx-pro-6000", "-o", out.string(), "--no-color"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(read_text(out), out.string());
+  ASSERT_TRUE(r.bottlenecks);
+  ASSERT_EQ(r.bottlenecks->workloads.size(), 1u);
+  const auto& w = r.bottlenecks->workloads[0];
+  EXPECT_EQ(w.tp, 2);
+  ASSERT_TRUE(w.observed);
+  EXPECT_NE(w.observed->find("observed: 2 GPUs undecided (could be communication/synchronization or small-kernel/launch-bound)"),
+            std::string::npos) << *w.observed;
+  auto verdict = p.out.find("\nverdict\n");
+  ASSERT_NE(verdict, std::string::npos) << p.out;
+  auto tie = p.out.find("  telemetry ", verdict);  // a line of the verdict block, before the findings
+  ASSERT_NE(tie, std::string::npos) << p.out;
+  EXPECT_LT(tie, p.out.find("\nfindings\n"));
+  EXPECT_EQ(p.out.find("observed: 2 GPUs undecided", tie), p.out.find_first_not_of(' ', tie + 11)) << p.out;
+  interprobe::testing::expect_schema_valid(out);
+  p = run_interprobe({"observe", "--replay", fixture("seed_no_gpm"), "--tp", "0", "-q"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("--tp 0"), std::string::npos) << p.err;
 }

@@ -405,7 +405,7 @@ static_assert(sizeof(FieldValue) == 40);
 
 // Fields 74/75 (violation ns): 0, never throttled; 197/198 (PCIe bytes): 1 GB/s per direction
 // times the utilization's integral; NVLink fields (138/139) only with nvlinks_per_gpu > 0, the same
-// rate in KiB; anything else NOT_SUPPORTED per value, as NVML does.
+// rate in KiB; 90/91 the NVLink speed and count; anything else NOT_SUPPORTED per value, as NVML does.
 SIM_API Return nvmlDeviceGetFieldValues(NvmlDevice device, int count, FieldValue* values) {
   if (!spec(device) || !values || count < 0) return kInvalidArgument;
   auto bytes = static_cast<unsigned long long>(1e9 * busy_seconds());
@@ -420,6 +420,11 @@ SIM_API Return nvmlDeviceGetFieldValues(NvmlDevice device, int count, FieldValue
       case 138: case 139:
         if (state().config.nvml.nvlinks_per_gpu > 0) f.value = bytes / 1024;
         else f.nvmlReturn = kNotSupported;
+        break;
+      case 90: case 91:  // NVLink speed per link (MB/s; 25 GB/s up to NVLink 4, 50 from 5.0 on Blackwell) and link count
+        if (state().config.nvml.nvlinks_per_gpu == 0) f.nvmlReturn = kNotSupported;
+        else if (f.fieldId == 91) f.valueType = 1, f.value = static_cast<unsigned>(state().config.nvml.nvlinks_per_gpu);
+        else f.valueType = 1, f.value = spec(device)->cc_major >= 10 ? 50000u : 25000u;
         break;
       default: f.nvmlReturn = kNotSupported;
     }
