@@ -98,7 +98,8 @@ std::optional<std::string> tie_telemetry(const report::TelemetrySection& t, cons
   for (const auto& b : w.batches)
     if (b.bottleneck && !batch) batch = &b;
   if (!batch)
-    return observed + "; the ranking names no first category (nothing priced: measure with `interprobe run`, or give --assume gpu=NAME)";
+    return observed + "; the ranking names no first category (communication or GEMMs not priced: `interprobe run --model "
+                      "CONFIG` measures them and ties its own telemetry baseline the same way)";
   return fmt::format("{}; at batch {} {}", observed, batch->batch, relation(most->first, *window, *batch->bottleneck));
 }
 
