@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/session.hpp"
+#include "cli/workload_options.hpp"
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
 #include "common/text.hpp"
@@ -49,7 +50,10 @@ Command add_observe_command(CLI::App& app, GlobalOptions& options) {
   c.app->add_option("--window", raw->window, "Classification window (default 5s, at least 1s); the whole run is also one window");
   c.app->add_option("--record", raw->record, "Also write the raw samples to FILE (replay them with --replay FILE)");
   c.app->add_option("--replay", raw->replay, "Classify a recorded trace instead of sampling (no GPU needed)");
-  c.execute = [&options, raw]() {
+  // --model/--tp/--batch: the classes beside the bottleneck ranking of those workloads (the verdict block).
+  auto workloads = std::make_shared<WorkloadOptions>();
+  add_workload_options(c.app, *workloads);
+  c.execute = [&options, raw, workloads]() {
     TelemetryOptions o;
     o.duration_s = parse_duration_s(raw->duration, "--duration");
     o.interval_s = parse_duration_s(raw->interval, "--interval");
@@ -58,9 +62,14 @@ Command add_observe_command(CLI::App& app, GlobalOptions& options) {
     o.replay = raw->replay;
     validate_telemetry_options(o);
     if (o.record) check_output_target(*o.record, "--record", ExistingOutput::replace_regular);
+    std::optional<PreparedWorkloads> prepared;  // bad options and configs before sampling
+    if (!workloads->models.empty() || workloads->tp) prepared = prepare_workloads(*workloads);
     std::vector<std::unique_ptr<Probe>> probes;
     probes.push_back(make_telemetry_probe(o));
-    return run_session(options, probes, UnsupportedPolicy::exit_code_4).exit_code;
+    auto rank = [&prepared](report::Report& r) {
+      if (prepared && r.telemetry) r.bottlenecks = rank_workloads(r, std::move(*prepared));
+    };
+    return run_session(options, probes, UnsupportedPolicy::exit_code_4, rank).exit_code;
   };
   return c;
 }

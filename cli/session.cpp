@@ -29,6 +29,7 @@
 #include "probes/runtime/vendor_versions.hpp"
 #if INTERPROBE_HAVE_LIBARCHIVE
 #include "probes/snapshot/archive.hpp"
+#include "probes/telemetry/measurement_recorder.hpp"
 #endif
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
@@ -210,7 +211,10 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
 
   install_interrupt_handler();
   Progress progress = Progress::for_terminal(o.quiet);
+  // Started by the first probe that measures a GPU; stopped when the session ends.
+  telemetry::MeasurementRecorder recorder;
   ProbeContext ctx{root, *cpuid, progress};
+  if (root.is_live()) ctx.windows = &recorder;
   bool checkpoint_failed = false;
   auto checkpoint = [&](const report::Report& partial) {
     if (!o.output || checkpoint_failed) return;

@@ -9,6 +9,7 @@
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "report/analysis/bottleneck/assumed_specs.hpp"
+#include "report/analysis/bottleneck/telemetry_tie.hpp"
 #include "report/analysis/workload/builtin_models.hpp"
 #include "report/analysis/workload/decode_step.hpp"
 
@@ -143,6 +144,8 @@ report::BottleneckSection rank_workloads(const report::Report& r, PreparedWorklo
   }
   auto section = bottleneck::analyze_bottlenecks(r, fitting, p.analyze);
   for (auto& w : unfit) section.workloads.push_back(std::move(w));
+  if (r.telemetry)
+    for (auto& w : section.workloads) w.observed = bottleneck::tie_telemetry(*r.telemetry, w);
   return section;
 }
 

@@ -170,6 +170,7 @@ class BandwidthProbe final : public Probe {
   }
 
   void run_cuda(const ProbeContext& ctx, report::Report& report, std::size_t index) {
+    if (ctx.windows) ctx.windows->start();  // telemetry beside every GPU copy size
     CudaPlan plan;
     plan.every_kind = request_.cuda_every_kind;
     plan.both_directions = request_.cuda_both_directions;
@@ -198,6 +199,7 @@ class BandwidthProbe final : public Probe {
       sweeps[at].expected_basis = expected->basis;
     }
     SweepOptions options = request_.sweep;
+    if (sweeps[at].engine == report::BandwidthEngine::cuda) options.windows = ctx.windows;
     bool capped = false;
     options.sizes = cap_sizes(options.sizes, engine.max_bytes(), capped);
     if (options.sizes.empty()) {

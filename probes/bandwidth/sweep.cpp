@@ -69,6 +69,7 @@ struct SizeState {
   int finished_visits = 0;
   std::set<int> cpus;
   std::optional<StopReason> stop;
+  SpanLog spans;  // when each visit sampled
 };
 
 // The stop rule of pass `pass` (0-based) of `passes`: its share of the size's limits.
@@ -90,17 +91,19 @@ void visit_size(CopyEngine& engine, const SweepOptions& o, int pass, SizeState& 
   SweepOptions share = pass_share(o, pass, std::max(1, o.passes));
   Stopwatch clock;
   double before_s = state.sampling_s;
+  state.spans.begin();
   do {
     throw_if_interrupted();
     state.per_copy_us.push_back(engine.copy_us(state.batch) / static_cast<double>(state.batch));
     state.sampling_s = before_s + clock.elapsed_s();
     state.stop = should_stop(summarize(state.per_copy_us), share, state.sampling_s);
   } while (!state.stop);
+  state.spans.end();
   for (int cpu : engine.copy_cpus()) state.cpus.insert(cpu);
   ++state.finished_visits;
 }
 
-report::BandwidthPoint to_point(const SizeState& state, std::int64_t directions, int passes) {
+report::BandwidthPoint to_point(const SizeState& state, std::int64_t directions, int passes, const MeasurementWindows* windows) {
   SampleStats stats = summarize(state.per_copy_us);
   report::BandwidthPoint point;
   point.bytes = static_cast<std::int64_t>(state.bytes);
@@ -120,6 +123,7 @@ report::BandwidthPoint to_point(const SizeState& state, std::int64_t directions,
     point.median_ci_high_us = interval->high;
   }
   point.copy_cpus.assign(state.cpus.begin(), state.cpus.end());
+  point.telemetry = summarize_spans(windows, state.spans);
   if (state.finished_visits < passes) point.stop_reason = StopReason::interrupted;
   else if (state.stop) point.stop_reason = *state.stop;
   return point;
@@ -133,7 +137,7 @@ report::BandwidthPoint measure_size(CopyEngine& engine, std::uint64_t bytes, con
   state.bytes = bytes;
   int passes = std::max(1, o.passes);
   for (int pass = 0; pass < passes; ++pass) visit_size(engine, o, pass, state);
-  return to_point(state, directions, passes);
+  return to_point(state, directions, passes, o.windows);
 }
 
 void run_sweep(CopyEngine& engine, const SweepOptions& o, const PointSink& on_point, const VisitSink& on_visit) {
@@ -151,7 +155,7 @@ void run_sweep(CopyEngine& engine, const SweepOptions& o, const PointSink& on_po
     for (const auto& s : states)
       if (s.finished_visits > 0) done.push_back(&s);
     std::stable_sort(done.begin(), done.end(), [](const auto* a, const auto* b) { return a->bytes < b->bytes; });
-    for (const auto* s : done) on_point(to_point(*s, directions, passes));
+    for (const auto* s : done) on_point(to_point(*s, directions, passes, o.windows));
   };
   try {
     for (std::size_t v = 0; v < order.size(); ++v) {

@@ -11,6 +11,7 @@
 
 #include "probes/bandwidth/copy_engine.hpp"
 #include "common/statistics.hpp"
+#include "probes/runner/measurement_windows.hpp"
 #include "report/model/bandwidth.hpp"
 
 namespace interprobe {
@@ -28,6 +29,8 @@ struct SweepOptions {
   // maximum samples and budget, or when the pooled CV reaches the target; every visit samples.
   int passes = 2;
   std::uint64_t order_seed = 0x5eed'0021;  // the shuffled order, fixed so runs are repeatable
+  // Telemetry beside each size (GPU paths): every visit's span, summarized into the point.
+  const MeasurementWindows* windows = nullptr;
 };
 
 // The order of visits: `passes` permutations of [0, sizes), each from a Fisher-Yates shuffle

@@ -199,6 +199,8 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
       // (slowest rank's elapsed time) so every rank takes as many.
       std::vector<double> sample_us;
       Stopwatch size_clock;
+      SpanLog span;
+      span.begin();
       for (int s = 0; s < plan.samples; ++s) {
         throw_if_interrupted();
         backend.group().barrier();
@@ -212,6 +214,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
           if (elapsed_s[0] >= plan.budget_s) break;
         }
       }
+      span.end();
       if (!in_place) wrong = check();
       std::vector<double> mean_us = sample_us;
       backend.group().mean_over_processes(mean_us);
@@ -234,6 +237,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
       p.rank_mean_time_us = mean_median_us;
       p.rank_mean_busbw_gbps = mean_median_us > 0 ? static_cast<double>(bytes) / (mean_median_us * 1e3) * busbw_factor(ranks) : 0;
       p.wrong_elements = static_cast<std::int64_t>(wrong);
+      p.telemetry = summarize_spans(observer.windows, span);
       out.points.push_back(p);
       out.summary = summarize_sweep(out.points);
       if (observer.point_added) observer.point_added();

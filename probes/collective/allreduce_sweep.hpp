@@ -8,6 +8,7 @@
 
 #include "probes/collective/collective_backend.hpp"
 #include "probes/collective/sweep_plan.hpp"
+#include "probes/runner/measurement_windows.hpp"
 #include "report/model/collective.hpp"
 
 namespace interprobe::collective {
@@ -30,6 +31,7 @@ report::AllreduceSummary summarize_sweep(const std::vector<report::AllreducePoin
 struct SweepObserver {
   std::function<void(const std::string&)> progress;   // "float 64M in-place"
   std::function<void()> point_added;                 // after each point (checkpoint)
+  const MeasurementWindows* windows = nullptr;        // telemetry beside each size's timed samples
 };
 
 // Runs `plan` for one element type on `backend`, appending points to `out` and setting its

@@ -69,8 +69,11 @@ class AllreduceProbe final : public Probe {
       section.allreduce.push_back(sweep_header(*backend, variant, dtype, nccl));
       auto& sweep = section.allreduce.back();
       SweepObserver observer;
-      if (group_.process_rank() == 0)
+      if (group_.process_rank() == 0) {
         observer.progress = [&](const std::string& line) { ctx.progress.update(fmt::format("all-reduce {} {}", cli_name(variant), line)); };
+        // NCCL sizes carry what this machine's GPUs did (rank 0 samples them); MPI reduces host memory.
+        if (nccl && ctx.windows) ctx.windows->start(), observer.windows = ctx.windows;
+      }
       try {
         run_allreduce_sweep(*backend, request_.plan, dtype, sweep, observer);
       } catch (const CollectiveHang& hang) {

@@ -58,8 +58,11 @@ class ComputeProbe final : public Probe {
         last_reason = reason;
       };
       try {
-        auto engine = factory_(kind, ctx, request_);
-        run_compute_engine(*engine, request_, report.compute->engines[at],
+        ComputeRequest request = request_;
+        // Telemetry beside each GPU GEMM; host GEMMs load no GPU.
+        if (kind == report::ComputeEngineKind::cuda && ctx.windows) ctx.windows->start(), request.windows = ctx.windows;
+        auto engine = factory_(kind, ctx, request);
+        run_compute_engine(*engine, request, report.compute->engines[at],
                            [&](const std::string& line) { ctx.progress.update(line + "..."); });
         ++usable;
       } catch (const InterruptedError&) {

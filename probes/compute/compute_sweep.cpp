@@ -160,11 +160,17 @@ void measure_launch_floor(ComputeEngine& engine, const ComputeRequest& r, report
 }
 
 // Prepares, times and checks one GEMM; the engine keeps its buffers until the next prepare.
-std::pair<report::ComputeTiming, report::GemmCheck> measure_gemm(ComputeEngine& engine, const GemmShape& shape,
-                                                                 ComputeDtype dtype, const SweepOptions& options) {
+// `telemetry`: what the sampler saw while it was timed (null when nothing samples).
+std::pair<report::ComputeTiming, report::GemmCheck> measure_gemm(ComputeEngine& engine, const GemmShape& shape, ComputeDtype dtype,
+                                                                 const ComputeRequest& r,
+                                                                 std::optional<report::MeasurementTelemetry>& telemetry) {
   engine.prepare(shape, dtype);
   std::function<double(std::uint64_t)> run = [&](std::uint64_t n) { return engine.gemm_s(n); };
-  auto timing = time_operation(run, engine.timing(), options);
+  SpanLog span;
+  span.begin();
+  auto timing = time_operation(run, engine.timing(), r.sweep);
+  span.end();
+  telemetry = summarize_spans(r.windows, span);
   return {timing, check_gemm(engine, shape, dtype)};
 }
 
@@ -187,7 +193,7 @@ void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::
     peak.dtype = dtype;
     peak.size = peak_size;
     try {
-      std::tie(peak.timing, peak.check) = measure_gemm(engine, square, dtype, r.sweep);
+      std::tie(peak.timing, peak.check) = measure_gemm(engine, square, dtype, r, peak.telemetry);
     } catch (const UnsupportedError& e) {
       result.notes.push_back(fmt::format("{} peak {}^3 skipped: {}", to_string(dtype), peak_size, e.what()));
       continue;
@@ -217,7 +223,7 @@ void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::
         point.k = s.k;
         point.dtype = dtype;
         try {
-          std::tie(point.timing, point.check) = measure_gemm(engine, {m, s.n, s.k}, dtype, r.sweep);
+          std::tie(point.timing, point.check) = measure_gemm(engine, {m, s.n, s.k}, dtype, r, point.telemetry);
         } catch (const UnsupportedError& e) {  // the library has no kernel for this one shape
           result.notes.push_back(fmt::format("{} M={} {}x{} skipped: {}", to_string(dtype), m, s.n, s.k, e.what()));
           continue;

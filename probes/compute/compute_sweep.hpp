@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probes/bandwidth/sweep.hpp"
+#include "probes/runner/measurement_windows.hpp"
 #include "probes/compute/compute_engine.hpp"
 #include "report/model/compute.hpp"
 
@@ -29,6 +30,7 @@ struct ComputeRequest {
   std::optional<std::int64_t> peak_size;     // empty: the engine's hint
   SweepOptions sweep;                        // stop rule only: sizes and passes are not used
   unsigned host_threads = 0;                 // 0: every CPU this process may run on
+  const MeasurementWindows* windows = nullptr;  // telemetry beside each timed GEMM (GPU engines)
 };
 
 // Plans. quick: Llama-3-8B gate_up at tp=4 (7168x4096: weights of 56 MiB in bf16, above a

@@ -9,11 +9,14 @@ namespace interprobe {
 class HostRoot;
 class CpuidSource;
 class Progress;
+class MeasurementWindows;
 
 struct ProbeContext {
   const HostRoot& root;
   const CpuidSource& cpuid;
   Progress& progress;
+  // Telemetry beside GPU measurements (measurement_windows.hpp); null where nothing samples.
+  MeasurementWindows* windows = nullptr;
 };
 
 class Probe {

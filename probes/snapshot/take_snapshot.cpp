@@ -15,6 +15,7 @@
 #include "common/progress.hpp"
 #include "probes/runner/probe_runner.hpp"
 #include "probes/snapshot/archive.hpp"
+#include "probes/telemetry/telemetry_probe.hpp"
 #include "probes/topology/nvml_topology.hpp"
 
 namespace interprobe::snapshot {
@@ -44,6 +45,20 @@ void record_nvml(const HostRoot& root, const report::Report& inventory, bool red
     capture.manifest().redacted_paths.push_back(std::string(kNvmlRecordingPath) + " (GPU UUIDs)");
   }
   capture.write_file(kNvmlRecordingPath, encode_nvml_recording(*nvml));
+}
+
+// Two seconds of NVML counters as /telemetry.json, the trace `observe --root`/`run --root` classify
+// (the same baseline `run` takes). Replaying a tree: its own trace is copied when it has one.
+void record_telemetry(const HostRoot& root, Capture& capture) {
+  if (!root.is_live()) {
+    if (root.exists(kTelemetryTracePath)) capture.path(kTelemetryTracePath, false);
+    return;
+  }
+  try {
+    capture.write_file(kTelemetryTracePath, record_live_trace_json(kSnapshotTelemetryS, 0.1));
+  } catch (const UnsupportedError& e) {
+    capture.manifest().unreadable.push_back({kTelemetryTracePath, std::string("telemetry not recorded: ") + e.what(), std::nullopt});
+  }
 }
 
 // `snapshot -o DIR`: DIR must be new or an empty directory (not a link): a second snapshot into
@@ -136,6 +151,7 @@ Manifest take_snapshot(HostRoot& root, const CpuidSource& cpuid, const std::vect
   capture.fixed_detection_set();
   capture.cpuid(cpuid);
   record_nvml(root, scratch, request.redact, capture);
+  record_telemetry(root, capture);
   capture_hwloc_xml(root, capture);
   throw_if_interrupted();
   auto& manifest = capture.manifest();

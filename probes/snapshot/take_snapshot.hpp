@@ -1,6 +1,6 @@
 #pragma once
 // `interprobe snapshot`: runs the inventory probes with a recorder on the root, copies everything
-// they read (plus the fixed detection set, CPUID, NVML state and an hwloc export) into a private
+// they read (plus the fixed detection set, CPUID, NVML state, two seconds of NVML telemetry and an hwloc export) into a private
 // staging directory, redacts it, and publishes it as DIR or FILE.tar.gz. An interrupted or failed
 // snapshot leaves nothing at the destination.
 #include <filesystem>
@@ -15,6 +15,8 @@
 #include "probes/snapshot/capture.hpp"
 
 namespace interprobe::snapshot {
+
+inline constexpr double kSnapshotTelemetryS = 2;  // NVML counters recorded into /telemetry.json
 
 struct SnapshotRequest {
   std::filesystem::path destination;  // a new or empty directory, or FILE.tar.gz

@@ -1,9 +1,10 @@
 // NVML telemetry reads (reference.md §11), dlopen'd. Static limits once per GPU, then per tick:
 // utilization, power and the energy counter, SM/memory clocks, clocks-event reasons and the
-// field values for violation time and PCIe/NVLink bytes. A call NVML refuses leaves that field
+// field values for violation time and PCIe/NVLink bytes; GPM activity where the GPU gives it (gpm.cpp). A call NVML refuses leaves that field
 // null and names the field in the GPU's `unsupported` list once.
 #include "probes/telemetry/nvml_sampler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "common/dynlib.hpp"
 #include "common/errors.hpp"
+#include "probes/telemetry/gpm.hpp"
 #include "probes/topology/nvml_api.hpp"
 
 namespace interprobe::telemetry {
@@ -46,6 +48,7 @@ static_assert(sizeof(FieldValue) == 40);
 
 constexpr unsigned kFieldPowerViolationNs = 74, kFieldThermalViolationNs = 75, kFieldPcieTxBytes = 197,
                    kFieldPcieRxBytes = 198, kFieldNvlinkTxKib = 138, kFieldNvlinkRxKib = 139;
+constexpr unsigned kFieldNvlinkSpeedMbps = 90, kFieldNvlinkCount = 91;  // per link and direction; active links
 constexpr unsigned kScopeAllLinks = 0xFFFFFFFFu;
 constexpr int kClockSm = 1, kClockMemory = 2;
 
@@ -82,6 +85,14 @@ struct Api {
   }
 };
 
+long long value_of(const FieldValue& f) {
+  return f.valueType == 0   ? static_cast<long long>(f.value.d)
+         : f.valueType == 1 ? f.value.ui
+         : f.valueType == 4 ? f.value.sll
+         : f.valueType == 5 ? f.value.si
+                            : static_cast<long long>(f.value.ull);
+}
+
 // Per direction, after line encoding (reference.md §5): GT/s x encoding x lanes / 8.
 std::optional<double> pcie_capacity_gbps(unsigned gen, unsigned width) {
   static constexpr double kGts[] = {0, 2.5, 5, 8, 16, 32, 64};
@@ -92,6 +103,7 @@ std::optional<double> pcie_capacity_gbps(unsigned gen, unsigned width) {
 
 struct GpuHandle {
   nvml::Device device = nullptr;
+  std::size_t slot = 0;  // in the GPM reader
   TraceGpu info;
   std::set<std::string> refused;  // fields already listed as unsupported
 };
@@ -101,11 +113,12 @@ struct GpuHandle {
 struct NvmlSampler::State {
   std::unique_ptr<DynamicLibrary> dl;
   std::unique_ptr<Api> api;
+  std::unique_ptr<GpmReader> gpm;  // destroyed before nvmlShutdown
   std::optional<std::string> simulated;
   double interval_s = 0.1;
   std::vector<GpuHandle> gpus;
   Trace trace;
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::condition_variable wake;
   bool stopping = false;
   std::thread thread;
@@ -116,6 +129,7 @@ struct NvmlSampler::State {
     g.info.unsupported.push_back(fmt::format("{}: {} (code {})", field, api->error_string ? api->error_string(rc) : "error", rc));
   }
   void read_limits(GpuHandle& g);
+  void read_nvlink_capacity(GpuHandle& g);
   void read_fields(GpuHandle& g, TraceSample& s);
   TraceSample read(GpuHandle& g, double t_s);
   void loop();
@@ -131,7 +145,21 @@ void NvmlSampler::State::read_limits(GpuHandle& g) {
   if (api->max_pcie_gen && api->max_pcie_width && api->max_pcie_gen(g.device, &v) == nvml::kSuccess &&
       api->max_pcie_width(g.device, &w) == nvml::kSuccess)
     g.info.pcie_capacity_gbps = pcie_capacity_gbps(v, w);
-  g.info.gpm_reason = "GPM metrics are not sampled by this build (nvmlGpmSampleGet is a follow-up of issue 19)";
+  read_nvlink_capacity(g);
+}
+
+// The NVLink rate fraction's denominator: the common link speed times the active links (NVML
+// fields 90/91), per direction. Null with the reason where NVML gives neither (no NVLink).
+void NvmlSampler::State::read_nvlink_capacity(GpuHandle& g) {
+  FieldValue values[2] = {};
+  values[0].fieldId = kFieldNvlinkSpeedMbps;
+  values[1].fieldId = kFieldNvlinkCount;
+  nvml::Return rc = api->fields ? api->fields(g.device, 2, values) : nvml::kErrorNotSupported;
+  if (rc == nvml::kSuccess) rc = values[0].nvmlReturn != nvml::kSuccess ? values[0].nvmlReturn : values[1].nvmlReturn;
+  if (rc != nvml::kSuccess) return refuse(g, "nvlink_capacity_gbps", rc);
+  long long mbps = value_of(values[0]), links = value_of(values[1]);
+  if (mbps > 0 && links > 0 && links <= static_cast<long long>(nvml::kNvLinkMaxLinks))
+    g.info.nvlink_capacity_gbps = static_cast<double>(mbps) * static_cast<double>(links) / 1000;
 }
 
 void NvmlSampler::State::read_fields(GpuHandle& g, TraceSample& s) {
@@ -150,11 +178,7 @@ void NvmlSampler::State::read_fields(GpuHandle& g, TraceSample& s) {
       refuse(g, names[i], f.nvmlReturn);
       continue;
     }
-    long long v = f.valueType == 0 ? static_cast<long long>(f.value.d)
-                  : f.valueType == 1 ? f.value.ui
-                  : f.valueType == 4 ? f.value.sll
-                  : f.valueType == 5 ? f.value.si
-                                     : static_cast<long long>(f.value.ull);
+    long long v = value_of(f);
     if (i >= 4) v *= 1024;  // NVLink throughput fields count KiB
     std::optional<std::int64_t>* out[6] = {&s.power_cap_violation_ns, &s.thermal_violation_ns, &s.pcie_tx_bytes,
                                            &s.pcie_rx_bytes, &s.nvlink_tx_bytes, &s.nvlink_rx_bytes};
@@ -180,6 +204,7 @@ TraceSample NvmlSampler::State::read(GpuHandle& g, double t_s) {
     s.clock_event_reasons = static_cast<std::int64_t>(bits & 0xFFFFFFFFull);
   else refuse(g, "clock_event_reasons", rc);
   read_fields(g, s);
+  if (nvml::Return rc = gpm->read(g.slot, s); rc != nvml::kSuccess) refuse(g, "gpm", rc);
   return s;
 }
 
@@ -222,14 +247,21 @@ NvmlSampler::NvmlSampler(double interval_s) : state_(std::make_unique<State>()) 
     char name[nvml::kDeviceNameBufferSize] = {};
     if (s.api->name && s.api->name(g.device, name, sizeof name) == nvml::kSuccess) g.info.name = std::string(name);
     s.read_limits(g);
+    g.slot = s.gpus.size();
     s.gpus.push_back(std::move(g));
   }
+  s.gpm = std::make_unique<GpmReader>(*s.dl, s.api->error_string);
+  std::vector<nvml::Device> devices;
+  for (const auto& g : s.gpus) devices.push_back(g.device);
+  auto gpm_reasons = s.gpm->probe(devices);
+  for (std::size_t i = 0; i < s.gpus.size(); ++i) s.gpus[i].info.gpm_reason = gpm_reasons[i];
   s.trace.source = s.simulated ? "simulated" : "nvml";
   s.trace.interval_s = interval_s;
 }
 
 NvmlSampler::~NvmlSampler() {
   if (state_->thread.joinable()) stop();
+  state_->gpm.reset();
   if (state_->api && state_->api->shutdown) state_->api->shutdown();
 }
 
@@ -251,5 +283,23 @@ Trace NvmlSampler::stop() {
 }
 
 const std::optional<std::string>& NvmlSampler::simulated() const { return state_->simulated; }
+
+std::vector<TraceGpu> NvmlSampler::gpus() const {
+  std::lock_guard lock(state_->mutex);
+  std::vector<TraceGpu> out;
+  for (const auto& g : state_->gpus) out.push_back(g.info);
+  return out;
+}
+
+std::vector<TraceSample> NvmlSampler::samples_between(double from_s, double to_s) const {
+  std::lock_guard lock(state_->mutex);
+  const auto& all = state_->trace.samples;  // appended in time order
+  auto first = std::lower_bound(all.begin(), all.end(), from_s, [](const TraceSample& x, double t) { return x.t_s < t; });
+  auto last = std::upper_bound(first, all.end(), to_s, [](double t, const TraceSample& x) { return t < x.t_s; });
+  return {first, last};
+}
+
+std::chrono::steady_clock::time_point NvmlSampler::started_at() const { return state_->start; }
+double NvmlSampler::interval_s() const { return state_->interval_s; }
 
 }  // namespace interprobe::telemetry

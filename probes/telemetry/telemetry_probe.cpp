@@ -18,6 +18,22 @@ namespace interprobe {
 
 namespace {
 
+// Live NVML samples for duration_s, stopped early (interrupted set) on Ctrl-C.
+telemetry::Trace sample(double duration_s, double interval_s, bool& interrupted, std::optional<std::string>& simulated) {
+#if INTERPROBE_HAVE_NVML
+  telemetry::NvmlSampler sampler(interval_s);
+  simulated = sampler.simulated();
+  sampler.start();
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(duration_s);
+  while (std::chrono::steady_clock::now() < until && !(interrupted = interrupt_requested()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return sampler.stop();
+#else
+  (void)duration_s, (void)interval_s, (void)interrupted, (void)simulated;
+  throw UnsupportedError("NVML support compiled out: rebuild with -DINTERPROBE_WITH_NVML=ON");
+#endif
+}
+
 class TelemetryProbe : public Probe {
  public:
   explicit TelemetryProbe(TelemetryOptions o) : o_(std::move(o)) {}
@@ -28,8 +44,8 @@ class TelemetryProbe : public Probe {
     if (!ctx.root.is_live()) {
       FileRead recorded = ctx.root.read(kTelemetryTracePath, 256u << 20);
       if (!recorded.ok())
-        throw UnsupportedError(fmt::format("replaying a --root tree without a telemetry trace at {} ({}); record one with "
-                                           "`interprobe observe --record FILE`",
+        throw UnsupportedError(fmt::format("replaying a --root tree without a telemetry trace at {} ({}); `interprobe "
+                                           "snapshot` on the live machine records one there",
                                            kTelemetryTracePath, to_string(recorded.failure)));
       auto trace = telemetry::parse_trace(*recorded.content, kTelemetryTracePath);
       return classify(trace, report::TelemetrySource::replay, kTelemetryTracePath, report);
@@ -39,21 +55,12 @@ class TelemetryProbe : public Probe {
 
  private:
   void sample_live(report::Report& report) {
-#if INTERPROBE_HAVE_NVML
-    telemetry::NvmlSampler sampler(o_.interval_s);
-    sampler.start();
-    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.duration_s);
     bool interrupted = false;
-    while (std::chrono::steady_clock::now() < until && !(interrupted = interrupt_requested()))
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    telemetry::Trace trace = sampler.stop();
+    std::optional<std::string> simulated;
+    telemetry::Trace trace = sample(o_.duration_s, o_.interval_s, interrupted, simulated);
     if (o_.record) telemetry::write_trace_file(*o_.record, trace);
-    classify(trace, sampler.simulated() ? report::TelemetrySource::simulated : report::TelemetrySource::live, o_.record, report);
+    classify(trace, simulated ? report::TelemetrySource::simulated : report::TelemetrySource::live, o_.record, report);
     if (interrupted) throw InterruptedError();
-#else
-    (void)report;
-    throw UnsupportedError("NVML support compiled out: rebuild with -DINTERPROBE_WITH_NVML=ON");
-#endif
   }
 
   void classify(const telemetry::Trace& trace, report::TelemetrySource source, std::optional<std::string> label,
@@ -77,5 +84,13 @@ void validate_telemetry_options(const TelemetryOptions& o) {
 }
 
 std::unique_ptr<Probe> make_telemetry_probe(const TelemetryOptions& options) { return std::make_unique<TelemetryProbe>(options); }
+
+std::string record_live_trace_json(double duration_s, double interval_s) {
+  bool interrupted = false;
+  std::optional<std::string> simulated;
+  telemetry::Trace trace = sample(duration_s, interval_s, interrupted, simulated);
+  if (interrupted) throw InterruptedError();
+  return telemetry::trace_to_json_text(trace);
+}
 
 }  // namespace interprobe

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "probes/runner/probe.hpp"
+#include "probes/telemetry/trace.hpp"
 
 namespace interprobe {
 
@@ -22,5 +23,10 @@ struct TelemetryOptions {
 // Throws InputError on values out of range (interval 0.01-10 s, duration up to a day, window >= 1 s).
 void validate_telemetry_options(const TelemetryOptions& options);
 std::unique_ptr<Probe> make_telemetry_probe(const TelemetryOptions& options);
+
+// Samples every GPU for duration_s and returns the trace as `observe --record` writes it (what
+// `snapshot` stores at kTelemetryTracePath). Throws UnsupportedError without NVML, and
+// InterruptedError on Ctrl-C.
+std::string record_live_trace_json(double duration_s, double interval_s);
 
 }  // namespace interprobe

@@ -72,4 +72,47 @@ struct Bar1Memory {  // nvmlBAR1Memory_t
 };
 using DeviceGetBar1MemoryInfoFn = Return(Device, Bar1Memory*);
 
+// --- GPM, GPU performance monitoring on Hopper and newer (issue 19, reference.md §11) ---
+inline constexpr int kVirtualizationVgpu = 2;  // NVML_GPU_VIRTUALIZATION_MODE_VGPU: a fractional vGPU guest
+inline constexpr unsigned kGpmSupportVersion = 1, kGpmMetricsGetVersion = 1;
+// nvmlGpmMetricId_t values read by telemetry; each a percentage 0-100.
+inline constexpr unsigned kGpmSmUtil = 2, kGpmSmOccupancy = 3, kGpmAnyTensorUtil = 5, kGpmDramBwUtil = 10;
+// NVML_GPM_METRIC_MAX grew from 98 (r520) to 333 (CUDA 13 headers); the request reserves the
+// largest so a driver built against any header reads and writes inside it.
+inline constexpr unsigned kGpmMetricMax = 333;
+
+struct GpmSampleOpaque;
+using GpmSample = GpmSampleOpaque*;  // nvmlGpmSample_t
+
+struct GpmSupport {  // nvmlGpmSupport_t
+  unsigned version;
+  unsigned isSupportedDevice;
+};
+
+struct GpmMetric {  // nvmlGpmMetric_t
+  unsigned metricId;
+  Return nvmlReturn;
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+};
+static_assert(sizeof(GpmMetric) == 40);
+
+struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
+  unsigned version;
+  unsigned numMetrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMetricMax];
+};
+
+using GpmQueryDeviceSupportFn = Return(Device, GpmSupport*);
+using GpmSampleAllocFn = Return(GpmSample*);
+using GpmSampleFreeFn = Return(GpmSample);
+using GpmSampleGetFn = Return(Device, GpmSample);
+using GpmMetricsGetFn = Return(GpmMetricsGet*);
+
 }  // namespace interprobe::nvml

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "report/model/telemetry.hpp"
 #include "report/model/vocabulary.hpp"
 
 namespace interprobe::report {
@@ -79,6 +80,7 @@ struct BandwidthPoint {
   // free); null below 6 samples, where no pair of ranks reaches 95%.
   std::optional<double> median_ci_low_us, median_ci_high_us;
   std::vector<std::int64_t> copy_cpus;  // CPUs the copy threads were seen on (sched_getcpu)
+  std::optional<MeasurementTelemetry> telemetry;  // GPU copies with the sampler running; null otherwise
 };
 
 enum class HostBufferRole { src, dst, bounce };

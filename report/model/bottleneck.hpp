@@ -85,6 +85,8 @@ struct WorkloadEstimate {
   std::optional<std::string> lever;
   Confidence confidence = Confidence::low;
   std::string confidence_reason;
+  // What the telemetry classes (observe, run's baseline) say next to this ranking; null without them.
+  std::optional<std::string> observed;
 };
 
 struct BottleneckSection {

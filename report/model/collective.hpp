@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "report/model/telemetry.hpp"
 #include "report/model/vocabulary.hpp"
 
 namespace interprobe::report {
@@ -49,6 +50,7 @@ struct AllreducePoint {
   std::optional<double> rank_mean_time_us;
   std::optional<double> rank_mean_busbw_gbps;
   std::int64_t wrong_elements = 0;  // elements that differed from the exact sum, over all ranks
+  std::optional<MeasurementTelemetry> telemetry;  // the timed samples, with the sampler running
 };
 
 // Derived from the out-of-place points. Null when the sweep has too few points to say.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/model/bandwidth.hpp"
+#include "report/model/telemetry.hpp"
 #include "report/model/vocabulary.hpp"
 
 namespace interprobe::report {
@@ -58,6 +59,7 @@ struct GemmPoint {
   std::optional<double> memory_bandwidth_fraction;  // bytes of X, W, Y per median time / memory ceiling
   std::optional<RooflineBound> bound;               // null without both ceilings
   std::optional<GemmCheck> check;                   // null when not verified
+  std::optional<MeasurementTelemetry> telemetry;    // GPU engines with the sampler running
 };
 
 // The compute ceiling of one dtype: a large square GEMM, beside the published peak when one is known.
@@ -69,6 +71,7 @@ struct ComputePeak {
   std::optional<double> published_tflops;
   std::optional<std::string> published_basis;  // where the published number comes from, or why there is none
   std::optional<GemmCheck> check;
+  std::optional<MeasurementTelemetry> telemetry;
 };
 
 // A streaming read of memory (host: DRAM through `threads` threads; GPU: device memory).

@@ -45,9 +45,16 @@ INTERPROBE_JSON(HostIommu, intel_iommu, amd_iommu, iommu, passthrough_mode, vfio
 INTERPROBE_JSON(VirtSection, hypervisor, container, product, machine_type, machine_version, xen_role, confidential,
                 confidence, container_confidence, privileged, numa_node_count, conflicts, evidence, host, gpus)
 
+// --- telemetry beside a measurement (issue 19); the telemetry section below
+INTERPROBE_JSON(TelemetryAverages, utilization_fraction, power_w, power_limit_fraction, sm_clock_fraction, memory_clock_fraction,
+                power_cap_sample_fraction, thermal_sample_fraction, power_cap_time_fraction, thermal_time_fraction, pcie_gbps,
+                pcie_capacity_fraction, nvlink_gbps, nvlink_capacity_fraction, sm_active_fraction, sm_occupancy_fraction,
+                tensor_active_fraction, dram_active_fraction)
+INTERPROBE_JSON(MeasurementTelemetry, span_s, gpu, samples, averages, reason)
+
 // --- bandwidth
 INTERPROBE_JSON(BandwidthPoint, bytes, samples, copies_per_sample, min_us, median_us, p95_us, max_us, cv_fraction, gbps,
-                verified, stop_reason, median_ci_low_us, median_ci_high_us, copy_cpus)
+                verified, stop_reason, median_ci_low_us, median_ci_high_us, copy_cpus, telemetry)
 INTERPROBE_JSON(BandwidthBuffer, role, bytes, huge_page_bytes)
 INTERPROBE_JSON(BandwidthFit, t0_us, peak_gbps, n_half_bytes, residual_fraction, points_used)
 INTERPROBE_JSON(BandwidthSweep, engine, kind, src, dst, memory_kind, threads, directions, status, reason, notes, points, fit,
@@ -59,7 +66,7 @@ INTERPROBE_JSON(BandwidthSection, plan, target_cv_fraction, passes, thp_mode, en
 
 // --- collective
 INTERPROBE_JSON(AllreducePoint, bytes, elements_per_rank, dtype, in_place, iterations, samples, time_us, min_us, max_us,
-                algbw_gbps, busbw_gbps, rank_mean_time_us, rank_mean_busbw_gbps, wrong_elements)
+                algbw_gbps, busbw_gbps, rank_mean_time_us, rank_mean_busbw_gbps, wrong_elements, telemetry)
 INTERPROBE_JSON(AllreduceSummary, latency_bytes, latency_us, peak_busbw_gbps, plateau_busbw_gbps, plateau_from_bytes,
                 half_plateau_bytes, wrong_elements_total)
 INTERPROBE_JSON(CollectiveTransport, transport, connections)
@@ -73,8 +80,8 @@ INTERPROBE_JSON(ComputeTiming, samples, ops_per_sample, min_us, median_us, p95_u
                 median_ci_high_us, stop_reason)
 INTERPROBE_JSON(GemmCheck, passed, elements_checked, max_relative_error, tolerance)
 INTERPROBE_JSON(GemmPoint, shape, m, n, k, dtype, timing, tflops, flop_per_byte, weight_bytes, weight_gbps, peak_fraction,
-                memory_bandwidth_fraction, bound, check)
-INTERPROBE_JSON(ComputePeak, dtype, size, timing, measured_tflops, published_tflops, published_basis, check)
+                memory_bandwidth_fraction, bound, check, telemetry)
+INTERPROBE_JSON(ComputePeak, dtype, size, timing, measured_tflops, published_tflops, published_basis, check, telemetry)
 INTERPROBE_JSON(MemoryCeiling, name, threads, bytes, timing, gbps)
 INTERPROBE_JSON(DtypeSupport, dtype, supported, reason)
 INTERPROBE_JSON(ComputeEngineResult, engine, status, reason, library, library_version, device, threads, simulated, dtypes,
@@ -82,10 +89,6 @@ INTERPROBE_JSON(ComputeEngineResult, engine, status, reason, library, library_ve
 INTERPROBE_JSON(ComputeSection, plan, target_cv_fraction, engines)
 
 // --- telemetry
-INTERPROBE_JSON(TelemetryAverages, utilization_fraction, power_w, power_limit_fraction, sm_clock_fraction, memory_clock_fraction,
-                power_cap_sample_fraction, thermal_sample_fraction, power_cap_time_fraction, thermal_time_fraction, pcie_gbps,
-                pcie_capacity_fraction, nvlink_gbps, nvlink_capacity_fraction, sm_active_fraction, sm_occupancy_fraction,
-                tensor_active_fraction, dram_active_fraction)
 INTERPROBE_JSON(TelemetryWindow, start_s, end_s, samples, averages, classification, rule, reason, candidates, decide_with)
 INTERPROBE_JSON(TelemetryGpu, index, bdf, name, power_limit_w, sm_clock_max_mhz, pcie_capacity_gbps, nvlink_capacity_gbps,
                 gpm_reason, unsupported, overall, windows)
@@ -99,7 +102,7 @@ INTERPROBE_JSON(BatchEstimate, batch, counts, categories, modeled_step_us, token
 INTERPROBE_JSON(WhatIf, change, batch, tokens_per_s, gain_fraction, provenance, note)
 INTERPROBE_JSON(WorkloadEstimate, model, model_type, config, weight_dtype, tp, context_tokens, batches,
                 gemm_overtakes_communication_at_batch, what_ifs, not_priced, notes,
-                verdict, lever, confidence, confidence_reason)
+                verdict, lever, confidence, confidence_reason, observed)
 INTERPROBE_JSON(BottleneckSection, sources, workloads)
 
 // --- the report: sections of probes that did not run are left out rather than null

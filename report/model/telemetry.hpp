@@ -50,6 +50,18 @@ struct TelemetryAverages {
   std::optional<double> dram_active_fraction;
 };
 
+// What the telemetry sampler saw while one GPU measurement ran (a bandwidth size, an all-reduce
+// size, a GEMM shape): the averages of the GPU it loaded most (highest utilization, then power)
+// over the measurement's time spans, or null with the reason (no NVML, a measurement shorter than
+// one sample interval).
+struct MeasurementTelemetry {
+  double span_s = 0;                          // time the measurement ran (its spans added)
+  std::optional<std::int64_t> gpu;            // NVML index of the summarized GPU
+  std::int64_t samples = 0;                   // that GPU's samples inside the spans
+  std::optional<TelemetryAverages> averages;  // null: see reason
+  std::optional<std::string> reason;
+};
+
 struct TelemetryWindow {
   double start_s = 0, end_s = 0;
   std::int64_t samples = 0;

@@ -226,6 +226,10 @@ void add_bandwidth_view(const report::Report& r, Document& doc) {
         s.blocks.push_back(Paragraph{fmt::format("#{}: {}", i + 1, *conditions), Tone::dim});
       for (const auto& note : b.sweeps[i].notes)
         s.blocks.push_back(Paragraph{fmt::format("#{}: {}", i + 1, note), Tone::dim});
+      std::vector<const report::MeasurementTelemetry*> telemetry;
+      for (const auto& p : b.sweeps[i].points) telemetry.push_back(p.telemetry ? &*p.telemetry : nullptr);
+      if (auto line = measurement_telemetry_line(telemetry, "sizes"))
+        s.blocks.push_back(Paragraph{fmt::format("#{}: {}", i + 1, line->text), line->tone});
     }
     for (auto& t : curve_tables(b.sweeps)) s.blocks.push_back(std::move(t));
     for (auto& t : pair_matrices(b.sweeps)) s.blocks.push_back(std::move(t));

@@ -87,6 +87,7 @@ void add_verdict_view(const report::Report& r, Document& doc) {
     if (w.lever) kv.add("lever", *w.lever);
     kv.add("confidence", Cell(fmt::format("{}: {}", to_string(w.confidence), w.confidence_reason), confidence_tone(w.confidence)));
     for (const auto& n : w.not_priced) kv.add("not measured", Cell(n, Tone::dim));
+    if (w.observed) kv.add("telemetry", *w.observed);
     s.blocks.push_back(std::move(kv));
   }
   doc.sections.push_back(std::move(s));

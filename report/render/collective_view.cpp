@@ -129,6 +129,9 @@ void add_collective_view(const report::Report& r, Document& doc) {
     section.blocks.push_back(std::move(kv));
     if (!s.points.empty()) section.blocks.push_back(points_table(s));
     section.blocks.push_back(summary_block(s));
+    std::vector<const report::MeasurementTelemetry*> telemetry;
+    for (const auto& p : s.points) telemetry.push_back(p.telemetry ? &*p.telemetry : nullptr);
+    if (auto line = measurement_telemetry_line(telemetry, "sizes")) section.blocks.push_back(std::move(*line));
     if (!s.algorithms.empty()) section.blocks.push_back(algorithms_table(s));
     for (const auto& note : s.notes) section.blocks.push_back(Paragraph{note, Tone::dim});
     doc.sections.push_back(std::move(section));

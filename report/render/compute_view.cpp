@@ -89,6 +89,10 @@ void add_compute_view(const report::Report& r, Document& doc) {
       Table t = points_table(e, entry.value);
       if (!t.rows.empty()) s.blocks.emplace_back(std::move(t));
     }
+    std::vector<const report::MeasurementTelemetry*> telemetry;
+    for (const auto& p : e.peaks) telemetry.push_back(p.telemetry ? &*p.telemetry : nullptr);
+    for (const auto& p : e.points) telemetry.push_back(p.telemetry ? &*p.telemetry : nullptr);
+    if (auto line = measurement_telemetry_line(telemetry, "GEMMs")) s.blocks.emplace_back(std::move(*line));
     if (!e.points.empty())
       s.blocks.emplace_back(Paragraph{"bound: memory when moving X, W and Y at the measured memory read takes longer "
                                       "than 2MNK at the measured square-GEMM peak, compute otherwise; latency when the "

@@ -52,12 +52,22 @@ Table library_table(const report::ToolInfo& tool, const ViewOptions& views, KeyV
   return t;
 }
 
+// What the report was made from: a replayed telemetry trace (`observe --replay`) is named, since
+// nothing of the machine it ran on was read.
+Cell source_cell(const report::Report& r) {
+  bool replayed_trace = r.telemetry && r.telemetry->source == report::TelemetrySource::replay && r.telemetry->trace;
+  if (!r.host.live)
+    return Cell("replayed tree " + r.host.root + (replayed_trace ? " (telemetry trace " + *r.telemetry->trace + ")" : ""), Tone::dim);
+  if (replayed_trace) return Cell("replayed telemetry trace " + *r.telemetry->trace, Tone::dim);
+  return Cell("live machine");
+}
+
 Section header_section(const report::Report& r, const ViewOptions& views) {
   Section s{"interprobe report", {}};
   KeyValues kv;
   kv.add("host", or_dash(r.host.hostname));
   kv.add("kernel", or_dash(r.host.kernel));
-  kv.add("source", r.host.live ? Cell("live machine") : Cell("replayed tree " + r.host.root, Tone::dim));
+  kv.add("source", source_cell(r));
   kv.add("started", r.host.started_at);
   kv.add("duration", fmt::format("{:.2f} s", r.host.duration_s));
   kv.add("interprobe", r.tool.version + " (schema " + r.schema_version + ")");

@@ -76,6 +76,10 @@ void add_collective_view(const report::Report& report, Document& doc);      // c
 void add_bandwidth_view(const report::Report& report, Document& doc);       // bandwidth_view.cpp
 void add_compute_view(const report::Report& report, Document& doc);         // compute_view.cpp
 void add_telemetry_view(const report::Report& report, Document& doc);       // telemetry_view.cpp
+// One line on the NVML counters beside a sweep's measurements (telemetry_view.cpp): ranges over
+// the points that have them ("sizes", "shapes"), or why none has; null when no point carries any.
+std::optional<Paragraph> measurement_telemetry_line(const std::vector<const report::MeasurementTelemetry*>& points,
+                                                    const char* what);
 void add_verdict_view(const report::Report& report, Document& doc);         // bottleneck_view.cpp
 void add_bottleneck_view(const report::Report& report, Document& doc);      // bottleneck_view.cpp
 

@@ -1,6 +1,9 @@
 // The `telemetry` section: per GPU the whole run's class with the rule's numbers (and for
 // `undecided` what would decide it), then one table of windows with the averages the rules read.
+#include <set>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/render/document.hpp"
 
@@ -53,7 +56,52 @@ Table windows_table(const report::TelemetryGpu& g) {
   return t;
 }
 
+// "0.31-0.55" over the values present, "0.31" when they agree; empty when none.
+template <class Get>
+std::string value_range(const std::vector<const report::TelemetryAverages*>& all, Get get, const char* spec) {
+  std::optional<double> lo, hi;
+  for (const auto* a : all)
+    if (auto v = get(*a)) lo = std::min(lo.value_or(*v), *v), hi = std::max(hi.value_or(*v), *v);
+  if (!lo) return "";
+  auto one = [spec](double v) { return fmt::format(fmt::runtime(spec), v); };
+  return one(*lo) == one(*hi) ? one(*lo) : one(*lo) + "-" + one(*hi);
+}
+
 }  // namespace
+
+std::optional<Paragraph> measurement_telemetry_line(const std::vector<const report::MeasurementTelemetry*>& points, const char* what) {
+  std::vector<const report::TelemetryAverages*> sampled;
+  std::set<std::int64_t> gpus;
+  std::optional<std::string> reason;
+  std::size_t present = 0;
+  for (const auto* p : points) {
+    if (!p) continue;
+    ++present;
+    if (p->averages) sampled.push_back(&*p->averages);
+    if (p->averages && p->gpu) gpus.insert(*p->gpu);
+    if (!p->averages && !reason) reason = p->reason;
+  }
+  if (present == 0) return std::nullopt;
+  if (sampled.empty()) return Paragraph{"telemetry: none (" + reason.value_or("not sampled") + ")", Tone::dim};
+  using A = report::TelemetryAverages;
+  std::vector<std::string> parts;
+  auto add = [&](const char* label, std::string range, const char* unit) {
+    if (!range.empty()) parts.push_back(fmt::format("{} {}{}", label, range, unit));
+  };
+  add("power", value_range(sampled, [](const A& a) { return a.power_limit_fraction; }, "{:.2f}"), " of limit");
+  add("SM clock", value_range(sampled, [](const A& a) { return a.sm_clock_fraction; }, "{:.2f}"), " of max");
+  add("SW power cap in", value_range(sampled, [](const A& a) { return a.power_cap_sample_fraction; }, "{:.2f}"), " of samples");
+  add("thermal in", value_range(sampled, [](const A& a) { return a.thermal_sample_fraction; }, "{:.2f}"), " of samples");
+  add("PCIe", value_range(sampled, [](const A& a) { return a.pcie_gbps; }, "{:.3g}"), " GB/s");
+  add("NVLink", value_range(sampled, [](const A& a) { return a.nvlink_gbps; }, "{:.3g}"), " GB/s");
+  add("GPM SM active", value_range(sampled, [](const A& a) { return a.sm_active_fraction; }, "{:.2f}"), "");
+  add("DRAM", value_range(sampled, [](const A& a) { return a.dram_active_fraction; }, "{:.2f}"), "");
+  add("tensor", value_range(sampled, [](const A& a) { return a.tensor_active_fraction; }, "{:.2f}"), "");
+  std::string text = fmt::format("telemetry (busiest GPU {}; {} of {} {} sampled): {}", fmt::join(gpus, ", "), sampled.size(),
+                                 present, what, fmt::join(parts, ", "));
+  if (sampled.size() < present && reason) text += "; the others: " + *reason;
+  return Paragraph{text, Tone::dim};
+}
 
 void add_telemetry_view(const report::Report& r, Document& doc) {
   if (!r.telemetry) return;

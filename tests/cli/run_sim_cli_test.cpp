@@ -58,6 +58,29 @@ TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
   bool data_corrupted = false;
   for (const auto& f : r.findings) data_corrupted |= f.id == "bandwidth.p2p_data_corrupted";  // the corruption is on the peer path
   EXPECT_TRUE(data_corrupted);
+  // The simulated NVML sampled beside every GPU measurement: each CUDA copy size, NCCL size and
+  // cuBLASLt peak carries a summary (averages of the GPU it loaded most, or why not); host copies none.
+  int summarized = 0;
+  for (const auto& s : r.bandwidth->sweeps)
+    for (const auto& point : s.points) {
+      if (s.engine == interprobe::report::BandwidthEngine::host) {
+        EXPECT_FALSE(point.telemetry);
+        continue;
+      }
+      ASSERT_TRUE(point.telemetry) << to_string(s.kind) << " " << point.bytes;
+      EXPECT_NE(point.telemetry->averages.has_value(), point.telemetry->reason.has_value());
+      if (point.telemetry->averages) {
+        ++summarized;
+        EXPECT_TRUE(point.telemetry->gpu);
+        EXPECT_GE(point.telemetry->samples, 1);
+        EXPECT_TRUE(point.telemetry->averages->power_limit_fraction);
+      } else {
+        EXPECT_NE(point.telemetry->reason->find("shorter than one sample"), std::string::npos) << *point.telemetry->reason;
+      }
+    }
+  EXPECT_GT(summarized, 0);
+  for (const auto& point : r.collective->allreduce[0].points) EXPECT_TRUE(point.telemetry) << point.bytes;
+  for (const auto& peak : cuda->peaks) EXPECT_TRUE(peak.telemetry);
   std::string python = INTERPROBE_PYTHON3;
   if (python.empty() || std::system((python + " -c 'import jsonschema' 2>/dev/null").c_str()) != 0)
     GTEST_SKIP() << "python3-jsonschema not installed";

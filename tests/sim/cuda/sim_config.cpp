@@ -67,9 +67,20 @@ NvmlSpec read_nvml(const json& j) {
   n.max_power_w = j.value("max_power_w", n.max_power_w);
   n.sm_clock_mhz = j.value("sm_clock_mhz", n.sm_clock_mhz);
   n.utilization_period_s = j.value("utilization_period_s", n.utilization_period_s);
+  n.busy_percent = j.value("busy_percent", n.busy_percent);
+  n.gpm = j.value("gpm", n.gpm);
+  n.gpm_sm_active = j.value("gpm_sm_active", n.gpm_sm_active);
+  n.gpm_sm_occupancy = j.value("gpm_sm_occupancy", n.gpm_sm_occupancy);
+  n.gpm_tensor_active = j.value("gpm_tensor_active", n.gpm_tensor_active);
+  n.gpm_dram_active = j.value("gpm_dram_active", n.gpm_dram_active);
   if (n.nvlinks_per_gpu < 0 || n.nvlinks_per_gpu > 18) throw std::runtime_error("nvml.nvlinks_per_gpu: 0..18 (NVML_NVLINK_MAX_LINKS)");
   if (n.nvlink_remote != "nvswitch" && n.nvlink_remote != "gpu") throw std::runtime_error("nvml.nvlink_remote: \"nvswitch\" or \"gpu\"");
   if (!(n.utilization_period_s > 0)) throw std::runtime_error("nvml.utilization_period_s: must be > 0");
+  if (n.busy_percent > 100) throw std::runtime_error("nvml.busy_percent: 0..100, or negative for the triangle wave");
+  if (n.gpm != "auto" && n.gpm != "unsupported" && n.gpm != "probe_fails")
+    throw std::runtime_error("nvml.gpm: \"auto\", \"unsupported\" or \"probe_fails\"");
+  for (double f : {n.gpm_sm_active, n.gpm_sm_occupancy, n.gpm_tensor_active, n.gpm_dram_active})
+    if (!(f >= 0 && f <= 1)) throw std::runtime_error("nvml.gpm_*: fractions 0..1");
   return n;
 }
 

@@ -64,6 +64,12 @@ struct NvmlSpec {
   double idle_power_w = 70, max_power_w = 700;  // power follows utilization
   unsigned sm_clock_mhz = 1980;
   double utilization_period_s = 10;          // utilization: a triangle wave 0..100 % with this period
+  double busy_percent = -1;                  // 0..100: a constant utilization instead of the wave
+  // GPM (nvmlGpm*): "auto" supported on compute capability >= 9 outside a vGPU, "unsupported"
+  // (nvmlGpmQueryDeviceSupport says no), "probe_fails" (supported, but nvmlGpmSampleGet fails).
+  std::string gpm = "auto";
+  // GPM activity at 100 % utilization (fractions), scaled by the utilization of the sampled span.
+  double gpm_sm_active = 0.3, gpm_sm_occupancy = 0.2, gpm_tensor_active = 0.05, gpm_dram_active = 0.2;
 };
 
 struct SimConfig {

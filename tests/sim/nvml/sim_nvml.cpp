@@ -3,7 +3,7 @@
 // P2P status from the peer-access matrix, NVLinks from the "nvml" object, virtualization mode) and
 // telemetry counters (power, SM clock, utilization, temperature) that are a simple function of time,
 // so a sampler sees them move. Entry points: those probes/topology/nvml_live.cpp calls, plus the
-// common-ancestor and telemetry ones.
+// common-ancestor and telemetry ones; GPM in sim_nvml_gpm.cpp.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "sim_config.hpp"
+#include "sim_nvml_state.hpp"
 
 namespace {
 
@@ -38,9 +39,7 @@ struct Memory { unsigned long long total, free, used; };
 struct Bar1Memory { unsigned long long bar1Total, bar1Free, bar1Used; };
 struct Utilization { unsigned gpu, memory; };
 
-struct Device {
-  int index = 0;
-};
+using interprobe::sim::nvml::Device;
 
 struct State {
   SimConfig config;
@@ -94,25 +93,31 @@ PciInfo pci_of(const std::string& bus_id) {
   return p;
 }
 
-// Utilization in percent: a triangle wave 0..100 over utilization_period_s, the same for all GPUs.
-double utilization_percent() {
-  auto& s = state();
-  double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
-  double phase = std::fmod(t, s.config.nvml.utilization_period_s) / s.config.nvml.utilization_period_s;
+double elapsed_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - state().start).count(); }
+
+// Utilization in percent at `t` seconds: a triangle wave 0..100 over utilization_period_s, the
+// same for all GPUs, or the description's constant busy_percent.
+double utilization_percent_at(double t) {
+  const auto& n = state().config.nvml;
+  if (n.busy_percent >= 0) return n.busy_percent;
+  double phase = std::fmod(t, n.utilization_period_s) / n.utilization_period_s;
   return 100 * (phase < 0.5 ? 2 * phase : 2 - 2 * phase);
 }
 
-double elapsed_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - state().start).count(); }
+double utilization_percent() { return utilization_percent_at(elapsed_s()); }
 
-// The integral of utilization_percent()/100 from the start to now, in seconds: the energy counter
+// The integral of utilization_percent_at()/100 from 0 to t, in seconds: the energy counter
 // integrates the same power curve that nvmlDeviceGetPowerUsage samples.
-double busy_seconds() {
-  double period = state().config.nvml.utilization_period_s;
-  double t = elapsed_s();
+double busy_seconds_at(double t) {
+  const auto& n = state().config.nvml;
+  if (n.busy_percent >= 0) return t * n.busy_percent / 100;
+  double period = n.utilization_period_s;
   double x = std::fmod(t, period) / period;
   double partial = x < 0.5 ? x * x : 2 * x - x * x - 0.5;
   return std::floor(t / period) * period / 2 + partial * period;
 }
+
+double busy_seconds() { return busy_seconds_at(elapsed_s()); }
 
 // The peer that link `link` of device `a` reaches when NVLinks go straight to GPUs.
 int link_peer(int a, unsigned link) {
@@ -124,6 +129,13 @@ int link_peer(int a, unsigned link) {
 bool has_link(unsigned link) { return static_cast<int>(link) < state().config.nvml.nvlinks_per_gpu; }
 
 }  // namespace
+
+namespace interprobe::sim::nvml {
+const DeviceSpec* device_spec(Device* d) { return spec(d); }
+const NvmlSpec& nvml_spec() { return state().config.nvml; }
+double now_s() { return elapsed_s(); }
+double busy_seconds_now() { return busy_seconds(); }
+}  // namespace interprobe::sim::nvml
 
 #define SIM_API extern "C" __attribute__((visibility("default")))
 using NvmlDevice = Device*;
@@ -393,7 +405,7 @@ static_assert(sizeof(FieldValue) == 40);
 
 // Fields 74/75 (violation ns): 0, never throttled; 197/198 (PCIe bytes): 1 GB/s per direction
 // times the utilization's integral; NVLink fields (138/139) only with nvlinks_per_gpu > 0, the same
-// rate in KiB; anything else NOT_SUPPORTED per value, as NVML does.
+// rate in KiB; 90/91 the NVLink speed and count; anything else NOT_SUPPORTED per value, as NVML does.
 SIM_API Return nvmlDeviceGetFieldValues(NvmlDevice device, int count, FieldValue* values) {
   if (!spec(device) || !values || count < 0) return kInvalidArgument;
   auto bytes = static_cast<unsigned long long>(1e9 * busy_seconds());
@@ -408,6 +420,11 @@ SIM_API Return nvmlDeviceGetFieldValues(NvmlDevice device, int count, FieldValue
       case 138: case 139:
         if (state().config.nvml.nvlinks_per_gpu > 0) f.value = bytes / 1024;
         else f.nvmlReturn = kNotSupported;
+        break;
+      case 90: case 91:  // NVLink speed per link (MB/s; 25 GB/s up to NVLink 4, 50 from 5.0 on Blackwell) and link count
+        if (state().config.nvml.nvlinks_per_gpu == 0) f.nvmlReturn = kNotSupported;
+        else if (f.fieldId == 91) f.valueType = 1, f.value = static_cast<unsigned>(state().config.nvml.nvlinks_per_gpu);
+        else f.valueType = 1, f.value = spec(device)->cc_major >= 10 ? 50000u : 25000u;
         break;
       default: f.nvmlReturn = kNotSupported;
     }
