@@ -193,11 +193,11 @@ void p2p_on_what_if(const report::Report& r, const WorkloadRequest& rq, const Pr
     return;
   }
   P2pOnPrices p2p(prices, *row);
-  auto e = price_step(workload::decode_step(rq.model, {rq.tp, b.batch, rq.context_tokens, 2}), p2p);
+  auto step = workload::decode_step(rq.model, {rq.tp, b.batch, rq.context_tokens, 2});
+  auto e = price_step(step, p2p);
   if (!e.bottleneck) return;  // nothing else priced: the removal what-ifs say as much
   double before_us = communication_us(b);
-  double after_us = e.categories[static_cast<std::size_t>(StepCategory::communication_latency)].us +
-                    e.categories[static_cast<std::size_t>(StepCategory::communication_bandwidth)].us;
+  double after_us = communication_us(to_batch(step, e));
   std::string observed;
   if (b.observed_step_us)
     observed = fmt::format(", {:.0f}% of the observed {:.1f} ms step", (before_us - after_us) / *b.observed_step_us * 100,
@@ -216,9 +216,10 @@ void cuda_graphs_what_if(const ReportPrices& measured, const WorkloadRequest& rq
   double eager_us = category_us(b, StepCategory::launch_overhead);
   if (!graph_us || eager_us <= 0) return;
   GraphLaunchPrices graphs(prices, *graph_us);
-  auto e = price_step(workload::decode_step(rq.model, {rq.tp, b.batch, rq.context_tokens, 2}), graphs);
+  auto step = workload::decode_step(rq.model, {rq.tp, b.batch, rq.context_tokens, 2});
+  auto e = price_step(step, graphs);
   if (!e.bottleneck) return;
-  double after_us = e.categories[static_cast<std::size_t>(StepCategory::launch_overhead)].us;
+  double after_us = category_us(to_batch(step, e), StepCategory::launch_overhead);
   out.push_back(what_if("CUDA graphs", b.batch, e.tokens_per_s, b.tokens_per_s, e.provenance,
                         fmt::format("{} kernels at {:.2f} us each in a captured graph (measured): launches {:.2f} -> {:.2f} "
                                     "ms per step; the gaps between kernels are not modelled",

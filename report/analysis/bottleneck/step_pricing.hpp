@@ -35,6 +35,23 @@ class PriceSource {
   virtual std::optional<Price> launches(std::int64_t kernels) const = 0;
 };
 
+// Another source's prices, each passed through: a what-if derives from it and replaces one part.
+class ForwardingPrices : public PriceSource {
+ public:
+  explicit ForwardingPrices(const PriceSource& inner) : inner_(inner) {}
+  std::optional<Price> gemm(const workload::GemmOp& op) const override { return inner_.gemm(op); }
+  std::optional<double> ridge_flop_per_byte(workload::WeightDtype d) const override { return inner_.ridge_flop_per_byte(d); }
+  std::optional<Price> all_reduce(std::int64_t bytes, std::int64_t ranks) const override {
+    return inner_.all_reduce(bytes, ranks);
+  }
+  std::optional<double> all_reduce_floor_us(std::int64_t ranks) const override { return inner_.all_reduce_floor_us(ranks); }
+  std::optional<Price> stream_read(double bytes) const override { return inner_.stream_read(bytes); }
+  std::optional<Price> launches(std::int64_t kernels) const override { return inner_.launches(kernels); }
+
+ private:
+  const PriceSource& inner_;
+};
+
 using Category = report::StepCategory;
 
 struct CategoryTime {

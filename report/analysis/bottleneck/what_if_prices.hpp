@@ -32,39 +32,26 @@ std::optional<std::string> p2p_missing_reason(const report::Report& report);
 const PublishedP2pAllreduce* published_p2p_allreduce(const report::Report& report, std::int64_t ranks);
 
 // `measured`, with its all-reduces replaced by the published P2P-on curve (assumed).
-class P2pOnPrices : public PriceSource {
+class P2pOnPrices : public ForwardingPrices {
  public:
-  P2pOnPrices(const PriceSource& measured, const PublishedP2pAllreduce& row) : measured_(measured), row_(row) {}
-  std::optional<Price> gemm(const workload::GemmOp& op) const override { return measured_.gemm(op); }
-  std::optional<double> ridge_flop_per_byte(workload::WeightDtype d) const override { return measured_.ridge_flop_per_byte(d); }
+  P2pOnPrices(const PriceSource& measured, const PublishedP2pAllreduce& row) : ForwardingPrices(measured), row_(row) {}
   std::optional<Price> all_reduce(std::int64_t bytes, std::int64_t ranks) const override;
   std::optional<double> all_reduce_floor_us(std::int64_t ranks) const override;
-  std::optional<Price> stream_read(double bytes) const override { return measured_.stream_read(bytes); }
-  std::optional<Price> launches(std::int64_t kernels) const override { return measured_.launches(kernels); }
 
  private:
-  const PriceSource& measured_;
   const PublishedP2pAllreduce& row_;
 };
 
 // CUDA graphs: `measured`, with each kernel launch at the per-kernel cost the engine measured
 // for a chain replayed from a captured graph.
-class GraphLaunchPrices : public PriceSource {
+class GraphLaunchPrices : public ForwardingPrices {
  public:
-  GraphLaunchPrices(const PriceSource& measured, double graph_launch_us) : measured_(measured), graph_us_(graph_launch_us) {}
-  std::optional<Price> gemm(const workload::GemmOp& op) const override { return measured_.gemm(op); }
-  std::optional<double> ridge_flop_per_byte(workload::WeightDtype d) const override { return measured_.ridge_flop_per_byte(d); }
-  std::optional<Price> all_reduce(std::int64_t bytes, std::int64_t ranks) const override {
-    return measured_.all_reduce(bytes, ranks);
-  }
-  std::optional<double> all_reduce_floor_us(std::int64_t ranks) const override { return measured_.all_reduce_floor_us(ranks); }
-  std::optional<Price> stream_read(double bytes) const override { return measured_.stream_read(bytes); }
+  GraphLaunchPrices(const PriceSource& measured, double graph_launch_us) : ForwardingPrices(measured), graph_us_(graph_launch_us) {}
   std::optional<Price> launches(std::int64_t kernels) const override {
     return Price{graph_us_ * static_cast<double>(kernels), Provenance::measured};
   }
 
  private:
-  const PriceSource& measured_;
   double graph_us_;
 };
 
