@@ -96,7 +96,7 @@ Command add_bw_command(CLI::App& app, GlobalOptions& options) {
   c.app->add_option("--pages", o->pages,
                     "Host buffer pages: auto (the kernel's default), 4k (MADV_NOHUGEPAGE) or 2m (MADV_HUGEPAGE); the "
                     "report records what was granted");
-  c.app->add_option("--passes", o->passes, "Passes over the sizes in a shuffled order, samples pooled (default 2)");
+  c.app->add_option("--passes", o->passes, "Passes over the sizes in a shuffled order, samples pooled; host buffers are replaced between passes (default 4; 2 with --quick)");
   c.app->add_option("--memory", o->memory, "Host buffers: all (pageable and locked, default) or pageable");
   c.execute = [&options, o]() {
     std::vector<std::unique_ptr<Probe>> probes;

@@ -58,8 +58,8 @@ std::vector<ComputeShape> parse_shapes(const std::string& text) {
 }
 
 // The distinct weight shapes of one rank of a model at tensor parallelism tp, named by the layer
-// they come from ("mlp.gate_up_proj_tp8"). The dtype stays the engine's: a host engine has f32
-// only, and the bottleneck ranking scales another dtype's measured time by the weight bytes.
+// they come from ("mlp.gate_up_proj_tp8"), measured in the dtypes --dtype names (default: those
+// the engine runs natively); `run` measures each model's own dtypes (cli/workload_compute.hpp).
 std::vector<ComputeShape> model_shapes(const std::string& config_path, std::int64_t tp) {
   if (tp < 1) throw InputError(fmt::format("--tp {}: give the tensor-parallel size, 1 or more", tp));
   auto model = workload::read_model_config(config_path);
@@ -117,7 +117,7 @@ Command add_compute_command(CLI::App& app, GlobalOptions& options) {
   Command c;
   c.app = app.add_subcommand("compute", "GEMM sweeps at decode/prefill shapes against the measured peak and memory bandwidth");
   c.app->add_option("--engine", o->engine, "host (OpenBLAS), cuda or all (default all: every engine that can run)");
-  auto quick = c.app->add_flag("--quick", o->quick, "gate_up at tp=4 (7168x4096), M = 1..512 (the default; what `run` uses)");
+  auto quick = c.app->add_flag("--quick", o->quick, "gate_up at tp=4 (7168x4096), M = 1..512 (the default)");
   auto full = c.app->add_flag("--full", o->full, "Llama-3-8B layer shapes (qkv, o, gate_up, down), M = 1..8192");
   quick->excludes(full);
   c.app->add_option("--shapes", o->shapes, "Weight shapes NxK, comma-separated, e.g. 4096x4096,28672x4096");

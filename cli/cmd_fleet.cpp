@@ -58,7 +58,7 @@ NodeOutcome probe_this_node(const GlobalOptions& options, const ProbeSelection& 
     o.quiet = true;
     o.fail_on = "never";
     if (root) o.root = *root;
-    const auto probes = select_probes(run_probes_of(nullptr, {}), selection);
+    const auto probes = select_probes(run_probes_of(nullptr, {}, prepared), selection);
     outcome.report = run_session(o, probes, UnsupportedPolicy::record, ranking(prepared)).report;
   } catch (const InterruptedError&) {
     throw;

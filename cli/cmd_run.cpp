@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/session.hpp"
+#include "cli/workload_compute.hpp"
 #include "cli/workload_options.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/collective/collective_probe.hpp"
@@ -32,7 +33,8 @@ std::vector<std::unique_ptr<Probe>> inventory_probes() {
 }
 
 // What the machine does: timed measurements.
-std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world, const std::string& mpi_absent) {
+std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world, const std::string& mpi_absent,
+                                                       std::shared_ptr<const PreparedWorkloads> workloads) {
   std::vector<std::unique_ptr<Probe>> probes;
   // Two seconds of NVML counters before anything is measured: a GPU that is not idle here is
   // shared with another workload, and every number after it is suspect. Without NVML the probe
@@ -43,7 +45,8 @@ std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mp
   probes.push_back(make_telemetry_probe(baseline));
   probes.push_back(make_bandwidth_probe(bandwidth_plan(report::BandwidthPlan::quick)));
   probes.push_back(collective::make_run_collective_probe(mpi_world, mpi_absent));
-  probes.push_back(make_compute_probe(compute_plan(report::ComputePlan::quick)));
+  if (workloads) probes.push_back(make_workload_compute_probe(std::move(workloads)));
+  else probes.push_back(make_compute_probe(compute_plan(report::ComputePlan::quick)));
   return probes;
 }
 
@@ -94,9 +97,10 @@ void add_probe_selection_options(CLI::App* app, ProbeSelection& selection) {
       ->type_name("NAME,...");
 }
 
-std::vector<std::unique_ptr<Probe>> run_probes_of(collective::RankGroup* world, const std::string& absent) {
+std::vector<std::unique_ptr<Probe>> run_probes_of(collective::RankGroup* world, const std::string& absent,
+                                                  std::shared_ptr<const PreparedWorkloads> workloads) {
   auto probes = inventory_probes();
-  for (auto& p : measurement_probes(world, absent)) probes.push_back(std::move(p));
+  for (auto& p : measurement_probes(world, absent, std::move(workloads))) probes.push_back(std::move(p));
   return probes;
 }
 
@@ -158,9 +162,12 @@ std::function<void(report::Report&)> ranking(std::shared_ptr<PreparedWorkloads> 
 namespace {
 
 int execute_run(const GlobalOptions& options, const ProbeSelection& selection, const WorkloadOptions& workloads) {
-  const auto all_probes = run_probes_of;
+  auto prepared = std::make_shared<PreparedWorkloads>(prepare_workloads(workloads));  // bad models: exit 2 first
+  const auto all_probes = [prepared](collective::RankGroup* world, const std::string& absent) {
+    return run_probes_of(world, absent, prepared);
+  };
   select_probes(all_probes(nullptr, {}), selection);  // bad --only/--skip: exit 2 on every rank, before MPI starts
-  auto rank_after = ranking(std::make_shared<PreparedWorkloads>(prepare_workloads(workloads)));  // bad models too
+  auto rank_after = ranking(prepared);
   RunWorld mpi = start_run_world();
   if (!mpi.world && !mpi.absent.empty()) {
     // Without MPI the ranks cannot agree on anything: rank 0 reports alone and says why.

@@ -28,8 +28,12 @@ struct Command {
 std::vector<std::unique_ptr<Probe>> inventory_probes();
 // `mpi_world`: the ranks of `mpirun -np N interprobe run` (collective measures MPI across them);
 // `mpi_absent`: why a launcher's ranks could not start MPI.
+struct PreparedWorkloads;
+// `workloads`: the compute probe measures the GEMM shapes their ranking will price
+// (workload_compute.hpp); null: the quick compute plan.
 std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world = nullptr,
-                                                       const std::string& mpi_absent = {});
+                                                       const std::string& mpi_absent = {},
+                                                       std::shared_ptr<const PreparedWorkloads> workloads = nullptr);
 
 // What `run` (and `fleet` on each node) probes: --only/--skip over the probes above. A name not
 // among them is an InputError naming the option; a probe left out stays in the list as `skipped`.
@@ -39,8 +43,8 @@ struct ProbeSelection {
 void add_probe_selection_options(CLI::App* app, ProbeSelection& selection);
 std::vector<std::unique_ptr<Probe>> select_probes(std::vector<std::unique_ptr<Probe>> all, const ProbeSelection& selection);
 // Every probe of `run`, inventory then measurements.
-std::vector<std::unique_ptr<Probe>> run_probes_of(collective::RankGroup* mpi_world, const std::string& mpi_absent);
-struct PreparedWorkloads;
+std::vector<std::unique_ptr<Probe>> run_probes_of(collective::RankGroup* mpi_world, const std::string& mpi_absent,
+                                                  std::shared_ptr<const PreparedWorkloads> workloads = nullptr);
 // The bottleneck ranking `run` derives after its probes, for the prepared workloads.
 std::function<void(report::Report&)> ranking(std::shared_ptr<PreparedWorkloads> prepared);
 

@@ -66,6 +66,21 @@ class HostEngine : public CopyEngine {
     bool fresh = false;
     src_ = &cache_->get("src", spec_.src_node, max_bytes, fresh, spec_.pages);
     dst_ = &cache_->get("dst", spec_.dst_node, max_bytes, fresh, spec_.pages);
+    place(max_bytes);
+  }
+
+  void replace_buffers() override {
+    if (!src_) return;
+    std::uint64_t bytes = std::min(src_->size(), dst_->size());
+    release();
+    src_ = &cache_->renew("src", spec_.src_node, spec_.pages);
+    dst_ = &cache_->renew("dst", spec_.dst_node, spec_.pages);
+    place(bytes);
+  }
+
+  // Locks and faults in the source and destination, and starts the copy threads.
+  void place(std::uint64_t max_bytes) {
+    bool fresh = false;
     if (spec_.locked) {
       src_->lock(max_bytes);
       dst_->lock(max_bytes);

@@ -234,6 +234,16 @@ HostBuffer& HostBufferCache::get(const std::string& role, int node, std::size_t 
   return entries_.back().buffer;
 }
 
+HostBuffer& HostBufferCache::renew(const std::string& role, int node, PagePolicy pages) {
+  for (auto& e : entries_)
+    if (e.role == role && e.node == node && e.pages == pages) {
+      HostBuffer next(numa_, e.buffer.size(), node, pages);
+      e.buffer = std::move(next);
+      return e.buffer;
+    }
+  throw std::logic_error("HostBufferCache::renew: no buffer for role " + role);
+}
+
 void HostBuffer::touch() {
   if (data_) std::memset(data_, 0, bytes_);
 }

@@ -84,6 +84,9 @@ class HostBufferCache {
   // (re)allocated.
   HostBuffer& get(const std::string& role, int node, std::size_t bytes, bool& fresh,
                   PagePolicy pages = PagePolicy::huge);
+  // The buffer of `role` on `node` replaced by a new one of the same size: allocated before the
+  // old one is freed, so the new one cannot get the same pages back.
+  HostBuffer& renew(const std::string& role, int node, PagePolicy pages = PagePolicy::huge);
 
  private:
   struct Entry {

@@ -62,6 +62,7 @@ namespace {
 struct SizeState {
   std::uint64_t bytes = 0;
   std::vector<double> per_copy_us;
+  std::vector<double> visit_medians_us;  // each finished visit's own median
   std::uint64_t batch = 0;  // copies per sample, calibrated on the first visit
   double sampling_s = 0;    // time spent sampling, all visits
   bool verified = true;
@@ -92,6 +93,7 @@ void visit_size(CopyEngine& engine, const SweepOptions& o, int pass, SizeState& 
   Stopwatch clock;
   double before_s = state.sampling_s;
   state.spans.begin();
+  std::size_t first_sample = state.per_copy_us.size();
   do {
     throw_if_interrupted();
     state.per_copy_us.push_back(engine.copy_us(state.batch) / static_cast<double>(state.batch));
@@ -99,6 +101,8 @@ void visit_size(CopyEngine& engine, const SweepOptions& o, int pass, SizeState& 
     state.stop = should_stop(summarize(state.per_copy_us), share, state.sampling_s);
   } while (!state.stop);
   state.spans.end();
+  state.visit_medians_us.push_back(
+      summarize(std::vector<double>(state.per_copy_us.begin() + static_cast<std::ptrdiff_t>(first_sample), state.per_copy_us.end())).median);
   for (int cpu : engine.copy_cpus()) state.cpus.insert(cpu);
   ++state.finished_visits;
 }
@@ -122,6 +126,7 @@ report::BandwidthPoint to_point(const SizeState& state, std::int64_t directions,
     point.median_ci_low_us = interval->low;
     point.median_ci_high_us = interval->high;
   }
+  if (state.visit_medians_us.size() > 1) point.visit_medians_us = state.visit_medians_us;
   point.copy_cpus.assign(state.cpus.begin(), state.cpus.end());
   point.telemetry = summarize_spans(windows, state.spans);
   if (state.finished_visits < passes) point.stop_reason = StopReason::interrupted;
@@ -159,6 +164,7 @@ void run_sweep(CopyEngine& engine, const SweepOptions& o, const PointSink& on_po
   };
   try {
     for (std::size_t v = 0; v < order.size(); ++v) {
+      if (v > 0 && v % o.sizes.size() == 0) engine.replace_buffers();  // a new pass
       SizeState& state = states[order[v]];
       visit_size(engine, o, state.visits, state);
       if (on_visit) on_visit(state.bytes, v + 1, order.size());

@@ -114,7 +114,9 @@ std::vector<ComputeDtype> select_dtypes(ComputeEngine& engine, const ComputeRequ
     report::DtypeSupport s = engine.supports(entry.value);
     s.dtype = entry.value;
     result.dtypes.push_back(s);
-    bool wanted = r.dtypes.empty() || std::find(r.dtypes.begin(), r.dtypes.end(), entry.value) != r.dtypes.end();
+    // Weight-only dtypes (decoded to f32 by the engine) are measured when asked for by name.
+    bool wanted = r.dtypes.empty() ? !s.weight_only
+                                   : std::find(r.dtypes.begin(), r.dtypes.end(), entry.value) != r.dtypes.end();
     if (!wanted) continue;
     if (s.supported) chosen.push_back(entry.value);
     else if (!r.dtypes.empty()) {
@@ -208,6 +210,7 @@ void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::
       if (p.dtype == dtype) ceilings.peak_tflops = p.measured_tflops;
     for (const auto& s : r.shapes)
       for (auto m : r.m_values) {
+        if (s.dtype && *s.dtype != dtype) continue;
         if (gemm_bytes(m, s.n, s.k, dtype) > static_cast<double>(budget)) {
           result.notes.push_back(fmt::format("{} M={} {}x{} skipped: its buffers need {} of the {} the engine may use",
                                              to_string(dtype), m, s.n, s.k,

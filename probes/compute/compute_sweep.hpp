@@ -19,6 +19,8 @@ namespace interprobe {
 struct ComputeShape {
   std::string name;
   std::int64_t n = 0, k = 0;
+  // Measured in this dtype only (run: each model's shapes in its own weight dtype); all when null.
+  std::optional<report::ComputeDtype> dtype;
 };
 
 struct ComputeRequest {

@@ -14,7 +14,10 @@
 
 #include <fmt/format.h>
 
+#include "probes/compute/cuda_gemm_plan.hpp"
+#include "probes/compute/host_pool.hpp"
 #include "probes/compute/pattern.hpp"
+#include "probes/compute/weight_only_gemm.hpp"
 #include "probes/compute/roofline.hpp"
 #include "common/errors.hpp"
 #include "common/stopwatch.hpp"
@@ -73,6 +76,8 @@ class OpenBlasEngine final : public ComputeEngine {
     sbgemm_ = find_sbgemm();
   }
 
+  ~OpenBlasEngine() override { openblas_set_num_threads(static_cast<int>(threads_)); }
+
   ComputeEngineInfo describe() const override {
     ComputeEngineInfo info;
     info.engine = report::ComputeEngineKind::host;
@@ -102,21 +107,30 @@ class OpenBlasEngine final : public ComputeEngine {
         s.reason = "cblas_sgemm";
         break;
       case ComputeDtype::bf16:
-        if (!sbgemm_) {
-          s.reason = fmt::format("this OpenBLAS ({}) was built without bfloat16 support (no cblas_sbgemm; it needs "
-                                 "BUILD_BFLOAT16=1)", version_of(config_));
-        } else if (has_flag(options_.cpu_flags, "amx_bf16") || has_flag(options_.cpu_flags, "avx512_bf16")) {
+        if (native_bf16()) {
           s.supported = true;
           s.reason = fmt::format("cblas_sbgemm; the CPU has {}", has_flag(options_.cpu_flags, "amx_bf16") ? "amx_bf16" : "avx512_bf16");
         } else {
-          s.reason = "the CPU has neither avx512_bf16 nor amx_bf16 (/proc/cpuinfo flags): cblas_sbgemm would run an "
-                     "emulation, not the hardware's bf16 rate";
+          s = weight_only(dtype, sbgemm_ ? "the CPU has neither avx512_bf16 nor amx_bf16 (/proc/cpuinfo flags), so "
+                                           "cblas_sbgemm would emulate"
+                                         : fmt::format("this OpenBLAS ({}) has no cblas_sbgemm (it needs BUILD_BFLOAT16=1)",
+                                                       version_of(config_)));
         }
         break;
       case ComputeDtype::f16: s.reason = "OpenBLAS has no half-precision GEMM in the CBLAS interface"; break;
-      case ComputeDtype::fp8_e4m3: s.reason = "OpenBLAS has no fp8 GEMM"; break;
+      case ComputeDtype::fp8_e4m3: s = weight_only(dtype, "no x86 CPU multiplies fp8, and OpenBLAS has no fp8 GEMM"); break;
     }
     return s;
+  }
+
+  std::optional<std::string> launch_floor_unsupported() const override { return std::nullopt; }
+
+  // An empty job through the pool the weight-only GEMMs run on: fork to every thread, join.
+  double empty_launches_s(std::uint64_t count) override {
+    const std::function<void(unsigned)> nothing = [](unsigned) {};
+    Stopwatch clock;
+    for (std::uint64_t i = 0; i < count; ++i) pool().run(nothing);
+    return clock.elapsed_s();
   }
 
   std::uint64_t max_bytes() const override { return options_.memory_budget_bytes; }
@@ -125,12 +139,22 @@ class OpenBlasEngine final : public ComputeEngine {
     if (!supports(dtype).supported) throw UnsupportedError(fmt::format("host engine: dtype {} unsupported", to_string(dtype)));
     auto mk = static_cast<std::size_t>(shape.m * shape.k), nk = static_cast<std::size_t>(shape.n * shape.k);
     // The weights of consecutive M at one shape are the same: fill them once.
-    if (shape.n != filled_.n || shape.k != filled_.k || dtype != filled_dtype_) {
-      fill(w_, wb_, GemmOperand::w, nk, dtype);
-      filled_ = shape;
-      filled_dtype_ = dtype;
+    bool same_weights = shape.n == filled_.n && shape.k == filled_.k && dtype == filled_dtype_;
+    if (weight_only_dtype(dtype)) {
+      if (!same_weights) {
+        std::vector<float>().swap(w_);
+        weight_only_.set_weights(dtype, encoded_weights(dtype, nk), shape.n, shape.k, threads_);
+      }
+      fill(x_, xb_, GemmOperand::x, mk, ComputeDtype::f32);
+    } else {
+      if (!same_weights) {
+        weight_only_.clear();
+        fill(w_, wb_, GemmOperand::w, nk, dtype);
+      }
+      fill(x_, xb_, GemmOperand::x, mk, dtype);
     }
-    fill(x_, xb_, GemmOperand::x, mk, dtype);
+    filled_ = shape;
+    filled_dtype_ = dtype;
     y_.assign(static_cast<std::size_t>(shape.m * shape.n), std::numeric_limits<float>::quiet_NaN());
     shape_ = shape;
     dtype_ = dtype;
@@ -138,6 +162,14 @@ class OpenBlasEngine final : public ComputeEngine {
 
   double gemm_s(std::uint64_t count) override {
     auto m = static_cast<blasint>(shape_.m), n = static_cast<blasint>(shape_.n), k = static_cast<blasint>(shape_.k);
+    if (weight_only_dtype(dtype_)) {
+      openblas_set_num_threads(1);  // the pool's threads are the parallelism
+      Stopwatch clock;
+      for (std::uint64_t i = 0; i < count; ++i) weight_only_.run(pool(), x_.data(), shape_.m, y_.data());
+      double seconds = clock.elapsed_s();
+      openblas_set_num_threads(static_cast<int>(threads_));
+      return seconds;
+    }
     Stopwatch clock;
     for (std::uint64_t i = 0; i < count; ++i) {
       if (dtype_ == ComputeDtype::bf16)
@@ -160,6 +192,7 @@ class OpenBlasEngine final : public ComputeEngine {
     std::vector<float>().swap(y_);
     std::vector<std::uint16_t>().swap(xb_);
     std::vector<std::uint16_t>().swap(wb_);
+    weight_only_.clear();
     filled_ = {};
   }
 
@@ -203,6 +236,47 @@ class OpenBlasEngine final : public ComputeEngine {
     return acc;
   }
 
+  bool native_bf16() const {
+    return sbgemm_ && (has_flag(options_.cpu_flags, "amx_bf16") || has_flag(options_.cpu_flags, "avx512_bf16"));
+  }
+
+  bool weight_only_dtype(ComputeDtype dtype) const {
+    return dtype == ComputeDtype::fp8_e4m3 || (dtype == ComputeDtype::bf16 && !native_bf16());
+  }
+
+  report::DtypeSupport weight_only(ComputeDtype dtype, const std::string& why) const {
+    report::DtypeSupport s;
+    s.dtype = dtype;
+    s.supported = true;
+    s.weight_only = true;
+    s.reason = fmt::format("weight-only: {} weights decoded to f32 in cache-sized blocks, multiplied with cblas_sgemm on {} "
+                           "thread{} ({})",
+                           to_string(dtype), threads_, threads_ == 1 ? "" : "s", why);
+    return s;
+  }
+
+  // The weight pattern in `dtype`, encoded a slice at a time: a gigabyte of weights never exists
+  // as f32 on the side.
+  static std::vector<unsigned char> encoded_weights(ComputeDtype dtype, std::size_t count) {
+    constexpr std::size_t kSlice = 1u << 20;
+    std::vector<unsigned char> out;
+    std::vector<float> values;
+    for (std::size_t start = 0; start < count; start += kSlice) {
+      values.resize(std::min(kSlice, count - start));
+      for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = compute_pattern_value(GemmOperand::w, static_cast<std::int64_t>(start + i));
+      auto bytes = cublaslt::encode(dtype, values);
+      if (out.empty()) out.reserve(count * bytes.size() / values.size());
+      out.insert(out.end(), bytes.begin(), bytes.end());
+    }
+    return out;
+  }
+
+  SpinPool& pool() {
+    if (!pool_) pool_ = std::make_unique<SpinPool>(threads_);
+    return *pool_;
+  }
+
   static void fill(std::vector<float>& f32, std::vector<std::uint16_t>& bf16, GemmOperand operand, std::size_t count,
                    ComputeDtype dtype) {
     if (dtype == ComputeDtype::bf16) {
@@ -224,6 +298,8 @@ class OpenBlasEngine final : public ComputeEngine {
   std::vector<std::uint16_t> xb_, wb_;
   std::vector<std::uint64_t> stream_;
   unsigned stream_threads_ = 1;
+  std::unique_ptr<SpinPool> pool_;
+  WeightOnlyGemm weight_only_;
   std::uint64_t sink_ = 0;
 };
 

@@ -63,6 +63,8 @@ MetricSpread borrow(const MetricRow& row, const MetricRow& sibling) {
   out.max = scaled(inverse ? s.min : s.max);
   out.typical_low = scaled(inverse ? s.typical_high : s.typical_low);
   out.typical_high = scaled(inverse ? s.typical_low : s.typical_high);
+  out.passes_low = scaled(inverse ? s.passes_high : s.passes_low);
+  out.passes_high = scaled(inverse ? s.passes_low : s.passes_high);
   return out;
 }
 
@@ -136,7 +138,9 @@ struct TestResult {
 // Noise as the runs themselves saw it, beside the intervals of the medians (which say how well
 // each run knows its own median, not how much a second run moves it): a difference within either
 // run's sample CV (nvbench's compare rule), or one run's value inside the range most of the other's
-// samples fell in (a size with two modes that both runs saw, whose median flips between them).
+// samples fell in (a size with two modes that both runs saw, whose median flips between them), or
+// overlapping ranges of the runs' pass medians (each pass a rerun in miniature: another moment, its
+// own buffers, so its own physical pages and cache-set conflicts).
 bool within_sample_noise(const RunValue& a, const RunValue& b) {
   const MetricSpread& sa = *a.spread;
   const MetricSpread& sb = *b.spread;
@@ -146,7 +150,9 @@ bool within_sample_noise(const RunValue& a, const RunValue& b) {
   auto typical = [](double v, const MetricSpread& s) {
     return s.typical_low && s.typical_high && *s.typical_low <= v && v <= *s.typical_high;
   };
-  return typical(b.value, sa) || typical(a.value, sb);
+  if (typical(b.value, sa) || typical(a.value, sb)) return true;
+  return sa.passes_low && sa.passes_high && sb.passes_low && sb.passes_high &&
+         overlap(Interval{*sa.passes_low, *sa.passes_high}, Interval{*sb.passes_low, *sb.passes_high});
 }
 
 TestResult run_test(const std::string& path, const SideSummary& a, const SideSummary& b, const Options& o) {

@@ -79,6 +79,9 @@ struct BandwidthPoint {
   // 95% interval of the median time per copy (order statistics of the samples, distribution-
   // free); null below 6 samples, where no pair of ranks reaches 95%.
   std::optional<double> median_ci_low_us, median_ci_high_us;
+  // The median of each visit (pass) on its own, in visit order; empty with one visit. Passes run at
+  // other moments on other buffers: their spread is the run's own view of run-to-run noise.
+  std::vector<double> visit_medians_us;
   std::vector<std::int64_t> copy_cpus;  // CPUs the copy threads were seen on (sched_getcpu)
   std::optional<MeasurementTelemetry> telemetry;  // GPU copies with the sampler running; null otherwise
 };

@@ -87,6 +87,9 @@ struct DtypeSupport {
   ComputeDtype dtype = ComputeDtype::f32;
   bool supported = false;
   std::optional<std::string> reason;  // why not, or how (e.g. "cblas_sbgemm, CPU has avx512_bf16")
+  // The engine has no arithmetic in this dtype: weights are stored in it and decoded to f32 for the
+  // multiply, as a CPU runs a bf16 or fp8 checkpoint. Measured only when asked for (absent before 2.4.0).
+  bool weight_only = false;
 };
 
 struct ComputeEngineResult {

@@ -54,7 +54,7 @@ INTERPROBE_JSON(MeasurementTelemetry, span_s, gpu, samples, averages, reason)
 
 // --- bandwidth
 INTERPROBE_JSON(BandwidthPoint, bytes, samples, copies_per_sample, min_us, median_us, p95_us, max_us, cv_fraction, gbps,
-                verified, stop_reason, median_ci_low_us, median_ci_high_us, copy_cpus, telemetry)
+                verified, stop_reason, median_ci_low_us, median_ci_high_us, visit_medians_us, copy_cpus, telemetry)
 INTERPROBE_JSON(BandwidthBuffer, role, bytes, huge_page_bytes)
 INTERPROBE_JSON(BandwidthFit, t0_us, peak_gbps, n_half_bytes, residual_fraction, points_used)
 INTERPROBE_JSON(BandwidthSweep, engine, kind, src, dst, memory_kind, threads, directions, status, reason, notes, points, fit,
@@ -83,7 +83,7 @@ INTERPROBE_JSON(GemmPoint, shape, m, n, k, dtype, timing, tflops, flop_per_byte,
                 memory_bandwidth_fraction, bound, check, telemetry)
 INTERPROBE_JSON(ComputePeak, dtype, size, timing, measured_tflops, published_tflops, published_basis, check, telemetry)
 INTERPROBE_JSON(MemoryCeiling, name, threads, bytes, timing, gbps)
-INTERPROBE_JSON(DtypeSupport, dtype, supported, reason)
+INTERPROBE_JSON(DtypeSupport, dtype, supported, reason, weight_only)
 INTERPROBE_JSON(ComputeEngineResult, engine, status, reason, library, library_version, device, threads, simulated, dtypes,
                 memory, memory_ceiling_gbps, launch_floor_us, launch_floor_reason, launch_floor_graph_us, peaks, points, notes)
 INTERPROBE_JSON(ComputeSection, plan, target_cv_fraction, engines)

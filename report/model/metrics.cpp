@@ -112,6 +112,12 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
         rate.spread->typical_low = moved / (p.p95_us * 1e3);
         rate.spread->typical_high = moved / (p.min_us * 1e3);
       }
+      auto [fastest_pass, slowest_pass] = std::minmax_element(p.visit_medians_us.begin(), p.visit_medians_us.end());
+      bool passes = p.visit_medians_us.size() >= 2 && *fastest_pass > 0;
+      if (passes) {
+        rate.spread->passes_low = moved / (*slowest_pass * 1e3);
+        rate.spread->passes_high = moved / (*fastest_pass * 1e3);
+      }
       auto& time = t.add(fmt::format("{}/{}/time_us", at, size_segment(p.bytes)), p.median_us, "us", Better::lower, point_labels);
       time.spread = spread;
       time.spread->min = p.min_us;
@@ -119,6 +125,7 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       time.spread->interval_low = p.median_ci_low_us;
       time.spread->interval_high = p.median_ci_high_us;
       if (p.p95_us > 0) time.spread->typical_low = p.min_us, time.spread->typical_high = p.p95_us;
+      if (passes) time.spread->passes_low = *fastest_pass, time.spread->passes_high = *slowest_pass;
     }
     if (s.fit) {
       // How far the sweep's own medians scatter around the fit stands for the fit's noise.

@@ -26,6 +26,10 @@ struct MetricSpread {
   // Where most samples fell (times: min to p95; rates: their inverse), when the report keeps both:
   // compare calls a difference noise when one run's value lies inside the other's typical range.
   std::optional<double> typical_low, typical_high;
+  // The lowest and highest of the run's per-pass medians, when it kept two or more: each pass ran at
+  // another moment on buffers of its own, so their spread is the run's own view of what a rerun
+  // moves. compare calls a difference noise when two runs' pass ranges overlap.
+  std::optional<double> passes_low, passes_high;
 
   static MetricSpread of(std::int64_t samples, std::optional<double> cv_fraction) {
     MetricSpread s;

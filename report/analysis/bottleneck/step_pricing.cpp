@@ -79,9 +79,10 @@ StepEstimate price_step(const workload::DecodeStep& step, const PriceSource& pri
       tally.add(Category::cache_reads, read->us, read->provenance);
     else tally.missing(Category::cache_reads, "no measured memory bandwidth (run `interprobe compute`)");
   }
+  // The floor is a measured price like an all-reduce's; the count is the model's, as for the GEMMs.
   if (auto launch = prices.launches(step.kernels_estimated))
-    tally.add(Category::launch_overhead, launch->us, worst(launch->provenance, Provenance::extrapolated));
-  else tally.missing(Category::launch_overhead, "no measured launch floor (GPU only: `interprobe compute --engine cuda`)");
+    tally.add(Category::launch_overhead, launch->us, launch->provenance);
+  else tally.missing(Category::launch_overhead, "no measured launch floor (run `interprobe compute`)");
 
   StepEstimate e;
   e.batch = step.params.batch;

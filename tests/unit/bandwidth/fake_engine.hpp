@@ -20,6 +20,8 @@ class FakeEngine : public CopyEngine {
   std::int64_t directions = 1;
   std::uint64_t copies_timed = 0, calls = 0, largest_batch = 0;
   std::function<void(std::uint64_t)> on_prepare;
+  std::uint64_t replacements = 0;  // replace_buffers() calls
+  double slower_after_replacement = 0;  // each replacement makes copies this fraction slower: new pages
 
   double copy_time_us(std::uint64_t bytes) const {
     return t0_us_ + static_cast<double>(bytes) * static_cast<double>(directions) / (gbps_ * 1e3);
@@ -47,8 +49,10 @@ class FakeEngine : public CopyEngine {
     // Alternating +-noise, a third of it on every third call: a spread that never averages away.
     double wobble = (calls % 2 ? 1.0 : -1.0) * noise * (calls % 3 ? 1.0 : 0.33);
     double drift = 1.0 + drift_per_call * static_cast<double>(calls);
-    return static_cast<double>(copies) * copy_time_us(bytes_) * (1.0 + wobble) * drift;
+    double placement = 1.0 + slower_after_replacement * static_cast<double>(replacements);
+    return static_cast<double>(copies) * copy_time_us(bytes_) * (1.0 + wobble) * drift * placement;
   }
+  void replace_buffers() override { ++replacements; }
   bool verify() override { return !corrupt; }
 
  private:

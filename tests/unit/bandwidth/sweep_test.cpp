@@ -233,3 +233,28 @@ TEST(Sweep, MedianIntervalIsNullBelowSixSamples) {
   EXPECT_FALSE(p.median_ci_low_us);
   EXPECT_FALSE(p.median_ci_high_us);
 }
+
+// Each pass after the first gets new buffers; each point keeps its visits' own medians, in visit
+// order, so a placement that made one pass slower shows as their spread.
+TEST(Sweep, BuffersAreReplacedBetweenPassesAndEveryVisitKeepsItsMedian) {
+  FakeEngine engine(1.0, 10.0);
+  engine.slower_after_replacement = 0.1;
+  SweepOptions o = sizes(1024, 8192);  // 4 sizes
+  o.passes = 3;
+  std::vector<report::BandwidthPoint> points;
+  run_sweep(engine, o, [&](const report::BandwidthPoint& p) { points.push_back(p); });
+  EXPECT_EQ(engine.replacements, 2u);
+  ASSERT_EQ(points.size(), 4u);
+  for (const auto& p : points) {
+    ASSERT_EQ(p.visit_medians_us.size(), 3u) << p.bytes;
+    double base = engine.copy_time_us(static_cast<std::uint64_t>(p.bytes));
+    EXPECT_NEAR(p.visit_medians_us[0], base, 1e-9 * base);
+    EXPECT_NEAR(p.visit_medians_us[1], base * 1.1, 1e-9 * base);
+    EXPECT_NEAR(p.visit_medians_us[2], base * 1.2, 1e-9 * base);
+  }
+  o.passes = 1;
+  points.clear();
+  run_sweep(engine, o, [&](const report::BandwidthPoint& p) { points.push_back(p); });
+  EXPECT_EQ(engine.replacements, 2u) << "one pass: nothing to replace";
+  EXPECT_TRUE(points.at(0).visit_medians_us.empty()) << "one visit keeps no list";
+}

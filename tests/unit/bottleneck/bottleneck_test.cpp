@@ -91,8 +91,9 @@ TEST(StepPricing, Llama70bAtTp8Batch1IsPricedCategoryByCategory) {
   ASSERT_TRUE(e.bottleneck);
   EXPECT_EQ(*e.bottleneck, Category::gemm_memory_bound);
   EXPECT_NEAR(*e.residual_us, 30000 - total, 1e-6);
-  // The launch count is an estimate, the gather a half all-reduce: both extrapolated.
-  EXPECT_EQ(e.provenance, Provenance::extrapolated);
+  // The launch count and the gather's halving are the model's, like the GEMM counts: the step is
+  // as good as its worst price, here the interpolated GEMMs.
+  EXPECT_EQ(e.provenance, Provenance::interpolated);
   EXPECT_TRUE(e.not_priced.empty());
 }
 
@@ -124,7 +125,7 @@ TEST(StepPricing, WithoutGemmsOrAllReducesNothingIsRankedAndTheMissingAreNamed) 
   auto f = price_step(llama70b(1), no_allreduce);
   EXPECT_FALSE(f.bottleneck);
   EXPECT_NE(f.not_priced[0].find("no all-reduce measured at 8 ranks"), std::string::npos);
-  EXPECT_EQ(f.provenance, Provenance::extrapolated);  // of what was priced; the missing are listed
+  EXPECT_EQ(f.provenance, Provenance::interpolated);  // of what was priced; the missing are listed
 }
 
 TEST(StepPricing, Tp1NeedsNoCommunication) {

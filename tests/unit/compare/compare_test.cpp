@@ -160,6 +160,26 @@ TEST(Compare, IntervalsApartButWithinTheSamplesScatterIsSame) {
   EXPECT_EQ(metric(pair(fast, slow), time).sides[1].verdict, Verdict::worse);
 }
 
+// Pass medians: each pass a rerun in miniature. Two runs whose passes overlap are the same machine
+// however tight each run's own interval; ranges apart (and the rest of the test) make it worse.
+TEST(Compare, OverlappingPassMediansAreSameAndSeparatedOnesWorse) {
+  const std::string time = "bandwidth/host/memcpy/node0->node0/pageable/4KiB/time_us";
+  const std::string rate = "bandwidth/host/memcpy/node0->node0/pageable/4KiB/gbps";
+  report::Report a = bandwidth_report(3, 0.005, 0.01), b = a;  // +-0.5% intervals, 1% CV
+  scale_sweep(b, 0, 1 / 1.15);                                   // b 15% slower
+  ASSERT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::worse) << "without passes: apart";
+  // a's passes ranged 0.95..1.12 of its median, b's 0.92..1.05 of its own: they overlap.
+  for (auto& p : a.bandwidth->sweeps[0].points) p.visit_medians_us = {p.median_us * 0.95, p.median_us, p.median_us * 1.12};
+  for (auto& p : b.bandwidth->sweeps[0].points) p.visit_medians_us = {p.median_us * 1.05, p.median_us * 0.92};
+  EXPECT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(pair(a, b), rate).sides[1].verdict, Verdict::same) << "the rate carries the passes inverted";
+  // Narrow passes (+-2%): 1.0..1.02 against 1.127..1.173 of a's median: apart, so worse again.
+  for (auto* r : {&a, &b})
+    for (auto& p : r->bandwidth->sweeps[0].points) p.visit_medians_us = {p.median_us * 0.98, p.median_us * 1.02};
+  EXPECT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::worse);
+  EXPECT_EQ(metric(pair(a, b), rate).sides[1].verdict, Verdict::worse);
+}
+
 TEST(Compare, CvBandDecidesWhenNoIntervalIsStored) {
   report::Report a = bandwidth_report(3, 0.01, 0.05);
   for (auto& s : a.bandwidth->sweeps)

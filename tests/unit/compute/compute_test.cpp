@@ -1,6 +1,10 @@
 // The compute sweep on a model engine: pattern and check, roofline rule, sweep, findings.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
+#include "probes/compute/host_pool.hpp"
+
 #include <cstring>
 #include <set>
 
@@ -281,6 +285,22 @@ TEST(ComputeRules, DecodeFindingNeedsEverySmallMPointMemoryBound) {
   ASSERT_EQ(ridge2.points[1].bound, RooflineBound::compute);
   auto at_ridge2 = analysis::derive_findings(one_engine(ridge2));
   EXPECT_FALSE(find_id(at_ridge2, "compute.decode_memory_bound"));
+}
+
+// Every run hands the job to every worker once, the caller included, and returns only after all
+// of them finished: 2000 runs of 3 workers leave exactly 2000 marks per worker.
+TEST(SpinPool, EveryWorkerRunsEveryJobOnceAndRunWaitsForAll) {
+  SpinPool pool(3);
+  ASSERT_EQ(pool.workers(), 3u);
+  std::vector<std::atomic<int>> marks(3);
+  for (int i = 0; i < 2000; ++i) {
+    pool.run([&](unsigned w) { marks.at(w).fetch_add(1); });
+    for (unsigned w = 0; w < 3; ++w) ASSERT_EQ(marks[w].load(), i + 1) << "run " << i << " worker " << w;
+  }
+  SpinPool alone(0);  // at least the caller
+  int ran = 0;
+  alone.run([&](unsigned w) { ran += static_cast<int>(w) + 1; });
+  EXPECT_EQ(ran, 1);
 }
 
 }  // namespace
