@@ -153,7 +153,8 @@ TEST(PrometheusCli, ProbingCommandsPrintMetrics) {
 
 TEST(PrometheusCli, AssumedNumbersCarryTheirProvenance) {
   SKIP_WITHOUT_PROMETHEUS();
-  auto f = metrics_of({"analyze", kThisVmReport, "--model", kSource + "/examples/models/llama-3.1-70b.json", "--tp", "1",
+  // The seed case measured no GEMMs: --assume prices them (this VM's report measures its own now).
+  auto f = metrics_of({"analyze", kSeedReport, "--model", kSource + "/examples/models/llama-3.1-70b.json", "--tp", "8",
                        "--assume", "gpu=h100-sxm", "--format", "prometheus"});
   ASSERT_TRUE(f.contains("interprobe_bottleneck_tokens_per_s"));
   std::set<std::string> provenances;

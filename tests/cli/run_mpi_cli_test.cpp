@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using interprobe::report::AllreduceBackend;
 using interprobe::report::AllreduceStatus;
 using interprobe::report::ProbeStatus;
+using interprobe::report::Provenance;
 
 namespace {
 
@@ -108,6 +109,21 @@ TEST(RunMpi, AFullRunPrintsTheTextReportOnceAndRankZeroWritesTheFile) {
   }
   EXPECT_EQ(r.probe("collective")->status, ProbeStatus::ok);
   expect_mpi_sweep_across_two_ranks(r);
+  // The ranking's every input came from this run's curves: the all-reduces from the MPI sweep,
+  // the GEMMs between the two measured shapes of each model and dtype, the launches from the
+  // host pool's floor, the KV reads from the memory read. Nothing stretched or assumed.
+  ASSERT_TRUE(r.bottlenecks);
+  ASSERT_EQ(r.bottlenecks->workloads.size(), 3u);
+  for (const auto& w : r.bottlenecks->workloads) {
+    EXPECT_EQ(w.tp, 2) << w.model;
+    EXPECT_TRUE(w.not_priced.empty()) << w.model << ": " << w.not_priced.front();
+    ASSERT_FALSE(w.batches.empty()) << w.model;
+    for (const auto& b : w.batches)
+      for (const auto& c : b.categories)
+        EXPECT_TRUE(c.provenance == Provenance::measured || c.provenance == Provenance::interpolated)
+            << w.model << " batch " << b.batch << " " << interprobe::report::to_string(c.category) << ": "
+            << interprobe::report::to_string(c.provenance);
+  }
   EXPECT_FALSE(fs::exists(interprobe::report::partial_report_path(file.string())));
   interprobe::testing::expect_schema_valid(file);
 }
