@@ -255,19 +255,22 @@ class OpenBlasEngine final : public ComputeEngine {
     return s;
   }
 
-  // The weight pattern in `dtype`, encoded a slice at a time: a gigabyte of weights never exists
-  // as f32 on the side.
+  // The weight pattern in `dtype`. The pattern takes a handful of values: each is encoded once and
+  // its bytes copied, so a gigabyte of weights costs a table lookup per element (and never exists
+  // as f32 on the side).
   static std::vector<unsigned char> encoded_weights(ComputeDtype dtype, std::size_t count) {
-    constexpr std::size_t kSlice = 1u << 20;
-    std::vector<unsigned char> out;
-    std::vector<float> values;
-    for (std::size_t start = 0; start < count; start += kSlice) {
-      values.resize(std::min(kSlice, count - start));
-      for (std::size_t i = 0; i < values.size(); ++i)
-        values[i] = compute_pattern_value(GemmOperand::w, static_cast<std::int64_t>(start + i));
-      auto bytes = cublaslt::encode(dtype, values);
-      if (out.empty()) out.reserve(count * bytes.size() / values.size());
-      out.insert(out.end(), bytes.begin(), bytes.end());
+    struct Encoded {
+      float value;
+      std::vector<unsigned char> bytes;
+    };
+    std::vector<Encoded> seen;
+    const std::size_t width = cublaslt::encode(dtype, {0.0f}).size();
+    std::vector<unsigned char> out(count * width);
+    for (std::size_t i = 0; i < count; ++i) {
+      float v = compute_pattern_value(GemmOperand::w, static_cast<std::int64_t>(i));
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const Encoded& e) { return e.value == v; });
+      if (it == seen.end()) it = seen.insert(seen.end(), Encoded{v, cublaslt::encode(dtype, {v})});
+      std::memcpy(out.data() + i * width, it->bytes.data(), width);
     }
     return out;
   }
