@@ -45,7 +45,7 @@ class CopyEngine {
   virtual bool verify() = 0;
   // Frees buffers; the engine may be prepared again afterwards.
   virtual void release() {}
-  // Between passes: buffers on other pages and copy threads started anew, so that each pass sees
+  // Between passes: new buffers faulted in afresh and copy threads started anew, so that each pass sees
   // another placement and the samples pooled over passes carry the placement's share of the
   // run-to-run noise (physical pages decide cache-set conflicts; one allocation per run hides it).
   virtual void replace_buffers() {}

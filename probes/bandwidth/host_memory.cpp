@@ -218,16 +218,21 @@ void HostBuffer::unlock() {
   locked_bytes_ = 0;
 }
 
+HostBufferCache::Entry* HostBufferCache::find(const std::string& role, int node, PagePolicy pages) {
+  for (auto& e : entries_)
+    if (e.role == role && e.node == node && e.pages == pages) return &e;
+  return nullptr;
+}
+
 HostBuffer& HostBufferCache::get(const std::string& role, int node, std::size_t bytes, bool& fresh, PagePolicy pages) {
   fresh = false;
-  for (auto& e : entries_) {
-    if (e.role != role || e.node != node || e.pages != pages) continue;
-    if (e.buffer.size() < bytes) {
-      e.buffer = HostBuffer();  // free first: two gigabyte buffers at once may not fit
-      e.buffer = HostBuffer(numa_, bytes, node, pages);
+  if (Entry* e = find(role, node, pages)) {
+    if (e->buffer.size() < bytes) {
+      e->buffer = HostBuffer();  // free first: two gigabyte buffers at once may not fit
+      e->buffer = HostBuffer(numa_, bytes, node, pages);
       fresh = true;
     }
-    return e.buffer;
+    return e->buffer;
   }
   entries_.push_back({role, node, pages, HostBuffer(numa_, bytes, node, pages)});
   fresh = true;
@@ -235,13 +240,11 @@ HostBuffer& HostBufferCache::get(const std::string& role, int node, std::size_t 
 }
 
 HostBuffer& HostBufferCache::renew(const std::string& role, int node, PagePolicy pages) {
-  for (auto& e : entries_)
-    if (e.role == role && e.node == node && e.pages == pages) {
-      HostBuffer next(numa_, e.buffer.size(), node, pages);
-      e.buffer = std::move(next);
-      return e.buffer;
-    }
-  throw std::logic_error("HostBufferCache::renew: no buffer for role " + role);
+  Entry* e = find(role, node, pages);
+  if (!e) throw std::logic_error("HostBufferCache::renew: no buffer for role " + role);
+  HostBuffer next(numa_, e->buffer.size(), node, pages);
+  e->buffer = std::move(next);
+  return e->buffer;
 }
 
 void HostBuffer::touch() {

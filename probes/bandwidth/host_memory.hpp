@@ -84,8 +84,9 @@ class HostBufferCache {
   // (re)allocated.
   HostBuffer& get(const std::string& role, int node, std::size_t bytes, bool& fresh,
                   PagePolicy pages = PagePolicy::huge);
-  // The buffer of `role` on `node` replaced by a new one of the same size: allocated before the
-  // old one is freed, so the new one cannot get the same pages back.
+  // The buffer of `role` on `node` replaced by a new mapping of the same size, at another address
+  // and not yet touched: its pages are faulted in afresh when it is first written (after the old
+  // one is freed, so the kernel may hand some of the same physical pages back).
   HostBuffer& renew(const std::string& role, int node, PagePolicy pages = PagePolicy::huge);
 
  private:
@@ -95,6 +96,8 @@ class HostBufferCache {
     PagePolicy pages;
     HostBuffer buffer;
   };
+  Entry* find(const std::string& role, int node, PagePolicy pages);  // null when none
+
   std::shared_ptr<const NumaPlacement> numa_;
   std::deque<Entry> entries_;  // a deque: get() hands out references that must survive later gets
 };
