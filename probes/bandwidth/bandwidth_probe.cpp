@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/bandwidth/cpu_cycle.hpp"
 #include "probes/bandwidth/cuda_engine.hpp"
 #include "probes/bandwidth/expected.hpp"
 #include "probes/bandwidth/host_engine.hpp"
@@ -108,6 +109,7 @@ class BandwidthProbe final : public Probe {
     if (!numa_->can_place()) status.notes.push_back(numa_->reason());
     auto nodes = numa_->nodes();
     int local = nodes.front();
+    status.cycle_ns = measure_cycle_ns();
     if (nodes.size() < 2)
       status.notes.push_back(fmt::format("remote NUMA copies unavailable: this machine has 1 NUMA node (node{})", local));
     unsigned threads = request_.host_threads ? request_.host_threads : std::min(8u, numa_->cpus_near(local));

@@ -65,6 +65,8 @@ MetricSpread borrow(const MetricRow& row, const MetricRow& sibling) {
   out.typical_high = scaled(inverse ? s.typical_low : s.typical_high);
   out.passes_low = scaled(inverse ? s.passes_high : s.passes_low);
   out.passes_high = scaled(inverse ? s.passes_low : s.passes_high);
+  out.resolution_low = scaled(inverse ? s.resolution_high : s.resolution_low);
+  out.resolution_high = scaled(inverse ? s.resolution_low : s.resolution_high);
   return out;
 }
 
@@ -140,17 +142,18 @@ struct TestResult {
 // run's sample CV (nvbench's compare rule), or one run's value inside the range most of the other's
 // samples fell in (a size with two modes that both runs saw, whose median flips between them), or
 // overlapping ranges of the runs' pass medians (each pass a rerun in miniature: another moment, its
-// own buffers, so its own physical pages and cache-set conflicts).
+// own buffers, so its own physical pages and cache-set conflicts), or a difference below what the
+// measurement resolves (host copies: a few CPU cycles a copy, which a copy loop moves between runs).
 bool within_sample_noise(const RunValue& a, const RunValue& b) {
   const MetricSpread& sa = *a.spread;
   const MetricSpread& sb = *b.spread;
   if (sa.cv_fraction && sb.cv_fraction && a.value != 0 &&
       std::abs(b.value - a.value) <= std::max(*sa.cv_fraction, *sb.cv_fraction) * std::abs(a.value))
     return true;
-  auto typical = [](double v, const MetricSpread& s) {
-    return s.typical_low && s.typical_high && *s.typical_low <= v && v <= *s.typical_high;
-  };
-  if (typical(b.value, sa) || typical(a.value, sb)) return true;
+  auto inside = [](double v, std::optional<double> low, std::optional<double> high) { return low && high && *low <= v && v <= *high; };
+  if (inside(b.value, sa.typical_low, sa.typical_high) || inside(a.value, sb.typical_low, sb.typical_high)) return true;
+  if (inside(b.value, sa.resolution_low, sa.resolution_high) || inside(a.value, sb.resolution_low, sb.resolution_high))
+    return true;
   return sa.passes_low && sa.passes_high && sb.passes_low && sb.passes_high &&
          overlap(Interval{*sa.passes_low, *sa.passes_high}, Interval{*sb.passes_low, *sb.passes_high});
 }

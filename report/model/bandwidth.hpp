@@ -136,6 +136,10 @@ struct BandwidthEngineStatus {
   EngineStatus status = EngineStatus::ok;
   std::optional<std::string> reason;
   std::vector<std::string> notes;  // e.g. "remote NUMA copies unavailable: 1 NUMA node"
+  // Host engine: one cycle of the CPU clock the copies ran at, measured (a chain of dependent
+  // adds). Copy loops of a few bytes settle a few cycles apart from one run to the next; compare
+  // reads their resolution from this.
+  std::optional<double> cycle_ns;
 };
 
 struct P2pPairTruth {

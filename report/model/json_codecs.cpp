@@ -59,7 +59,7 @@ INTERPROBE_JSON(BandwidthBuffer, role, bytes, huge_page_bytes)
 INTERPROBE_JSON(BandwidthFit, t0_us, peak_gbps, n_half_bytes, residual_fraction, points_used)
 INTERPROBE_JSON(BandwidthSweep, engine, kind, src, dst, memory_kind, threads, directions, status, reason, notes, points, fit,
                 expected_gbps, expected_basis, pages, buffers)
-INTERPROBE_JSON(BandwidthEngineStatus, engine, status, reason, notes)
+INTERPROBE_JSON(BandwidthEngineStatus, engine, status, reason, notes, cycle_ns)
 INTERPROBE_JSON(P2pPairTruth, src, dst, truth, peer_access_claimed, p2p_gbps, staged_gbps, p2p_latency_us,
                 staged_latency_us, reason)
 INTERPROBE_JSON(BandwidthSection, plan, target_cv_fraction, passes, thp_mode, engines, sweeps, p2p_pairs)

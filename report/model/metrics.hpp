@@ -30,6 +30,11 @@ struct MetricSpread {
   // another moment on buffers of its own, so their spread is the run's own view of what a rerun
   // moves. compare calls a difference noise when two runs' pass ranges overlap.
   std::optional<double> passes_low, passes_high;
+  // The values the measurement cannot tell from this one, when the report says: host copies, a
+  // few CPU cycles per copy either way (see kCopyLoopCycles), as times or as the rates they give
+  // (high is infinite when the time is within the resolution of zero). compare calls a value
+  // inside the other run's range noise.
+  std::optional<double> resolution_low, resolution_high;
 
   static MetricSpread of(std::int64_t samples, std::optional<double> cv_fraction) {
     MetricSpread s;

@@ -80,7 +80,7 @@ TEST(ReportJson, InvalidUtf8FromTheMachineDoesNotThrow) {
 
 TEST(ReportJson, NewerMinorVersionIsRead) {
   std::string text = to_json_text(sample_report());
-  auto pos = text.find("\"2.4.0\"");
+  auto pos = text.find("\"2.5.0\"");
   ASSERT_NE(pos, std::string::npos);
   text.replace(pos, 7, "\"2.7.2\"");
   // A newer minor version may add keys; they are ignored.
@@ -91,7 +91,7 @@ TEST(ReportJson, NewerMinorVersionIsRead) {
 
 TEST(ReportJson, OtherMajorVersionIsAClearError) {
   std::string text = to_json_text(sample_report());
-  text.replace(text.find("\"2.4.0\""), 7, "\"3.0.0\"");
+  text.replace(text.find("\"2.5.0\""), 7, "\"3.0.0\"");
   try {
     parse_report_text(text, "future.json");
     FAIL();

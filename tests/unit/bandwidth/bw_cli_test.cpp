@@ -78,6 +78,10 @@ TEST(BwCli, HostSweepsWriteAValidReportWithFits) {
   }
   EXPECT_EQ(r.bandwidth->engines.front().engine, report::BandwidthEngine::host);
   EXPECT_EQ(r.bandwidth->engines.front().status, report::EngineStatus::ok);
+  // The host's measured cycle: between 0.1 ns (10 GHz) and 2 ns (500 MHz) on any CPU we run on.
+  ASSERT_TRUE(r.bandwidth->engines.front().cycle_ns);
+  EXPECT_GT(*r.bandwidth->engines.front().cycle_ns, 0.1);
+  EXPECT_LT(*r.bandwidth->engines.front().cycle_ns, 2.0);
   expect_schema_valid(file);
   fs::remove_all(dir);
 }

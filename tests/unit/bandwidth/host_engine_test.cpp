@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "probes/bandwidth/cpu_cycle.hpp"
 #include "probes/bandwidth/host_engine.hpp"
 #include "probes/bandwidth/host_memory.hpp"
 #include "probes/bandwidth/sweep.hpp"
@@ -82,6 +83,17 @@ TEST(HostEngine, VerifyCatchesACopyThatDidNotHappen) {
   EXPECT_FALSE(engine->verify());  // prepare leaves a destination that differs in every byte
   engine->copy_us(1);
   EXPECT_TRUE(engine->verify());
+}
+
+// A chain of dependent adds against a chain of twice as many: the second takes twice as long, so
+// what is timed is the chain (one add a cycle), not the loop around it or the clock reads.
+TEST(CpuCycle, IsOneDependentAddAndTwiceTheAddsTakeTwiceTheTime) {
+  double cycle_ns = measure_cycle_ns();
+  EXPECT_GT(cycle_ns, 0.1);  // 10 GHz
+  EXPECT_LT(cycle_ns, 2.0);  // 500 MHz
+  double ratio = fastest_add_chain_ns(1u << 17, 31) / fastest_add_chain_ns(1u << 16, 31);
+  EXPECT_GT(ratio, 1.7);
+  EXPECT_LT(ratio, 2.3);
 }
 
 TEST(NumaPlacement, DescribesThisMachine) {

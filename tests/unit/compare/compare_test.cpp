@@ -10,6 +10,7 @@
 
 #include "report/compare/compare.hpp"
 #include "report/model/json.hpp"
+#include "report/model/metrics.hpp"
 #include "report/render/renderers.hpp"
 
 namespace {
@@ -178,6 +179,50 @@ TEST(Compare, OverlappingPassMediansAreSameAndSeparatedOnesWorse) {
     for (auto& p : r->bandwidth->sweeps[0].points) p.visit_medians_us = {p.median_us * 0.98, p.median_us * 1.02};
   EXPECT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::worse);
   EXPECT_EQ(metric(pair(a, b), rate).sides[1].verdict, Verdict::worse);
+}
+
+// Host copies of a few bytes settle a few CPU cycles apart from one run to the next: the report's
+// measured cycle sets a resolution of 8 cycles a copy, under which a difference is the loop's.
+TEST(Compare, HostCopiesDifferingByUnderEightCyclesAreSameAndByMoreWorse) {
+  const std::string time = "bandwidth/host/memcpy/node0->node0/pageable/4B/time_us";
+  const std::string rate = "bandwidth/host/memcpy/node0->node0/pageable/4B/gbps";
+  auto tiny = [](double median_ns, std::optional<double> cycle_ns) {
+    report::Report r;
+    r.bandwidth.emplace();
+    report::BandwidthEngineStatus host;
+    host.cycle_ns = cycle_ns;
+    r.bandwidth->engines = {host};
+    report::BandwidthSweep s = sweep(report::CopyKind::memcpy, 0, 0, 0);
+    s.points = {point(4, median_ns / 1e3, 0.005, 0.01)};  // +-0.5% interval, 1% CV
+    r.bandwidth->sweeps = {s};
+    return r;
+  };
+  // 0.25 ns cycles: 2 ns resolution. 1.5 ns -> 3.4 ns is 127% slower, but 1.9 ns.
+  auto view = report::metrics_of(tiny(1.5, 0.25));
+  auto row = std::find_if(view.begin(), view.end(), [&](const auto& m) { return m.path == time; });
+  ASSERT_NE(row, view.end());
+  ASSERT_TRUE(row->spread->resolution_low && row->spread->resolution_high);
+  EXPECT_NEAR(*row->spread->resolution_high - row->value, 8 * 0.25 / 1e3, 1e-12);
+  EXPECT_EQ(*row->spread->resolution_low, 0.0) << "a time is never below zero";
+  EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.4, 0.25)), time).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.4, 0.25)), rate).sides[1].verdict, Verdict::same);
+  // 2.1 ns apart: worse, in both units.
+  EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.6, 0.25)), time).sides[1].verdict, Verdict::worse);
+  EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.6, 0.25)), rate).sides[1].verdict, Verdict::worse);
+  // The slower machine's cycle decides: 0.3 ns cycles resolve 2.4 ns.
+  EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.6, 0.3)), time).sides[1].verdict, Verdict::same);
+  // A report without its cycle (schema < 2.5) has no resolution: the intervals decide.
+  EXPECT_EQ(metric(pair(tiny(1.5, std::nullopt), tiny(3.4, std::nullopt)), time).sides[1].verdict, Verdict::worse);
+  // A GPU engine's copies are not the host loop's: no resolution from the host's cycle.
+  report::Report gpu = tiny(1.5, 0.25);
+  gpu.bandwidth->sweeps[0].engine = report::BandwidthEngine::cuda;
+  std::size_t timed = 0;
+  for (const auto& m : report::metrics_of(gpu)) {
+    if (!m.spread) continue;
+    ++timed;
+    EXPECT_FALSE(m.spread->resolution_low || m.spread->resolution_high) << m.path;
+  }
+  EXPECT_EQ(timed, 2u);
 }
 
 TEST(Compare, CvBandDecidesWhenNoIntervalIsStored) {
