@@ -110,7 +110,7 @@ class HostEngine : public CopyEngine {
         bounce_->touch();
       }
     }
-    if (spec_.threads > 1) workers_ = std::make_unique<CopyWorkers>(spec_.threads, numa_, spec_.src_node);
+    if (spec_.threads > 1) workers_ = make_copy_workers(spec_.threads, numa_, spec_.src_node);
     cpus_seen_.assign(spec_.threads, {});
   }
 
@@ -252,12 +252,12 @@ class HostEngine : public CopyEngine {
         unsigned char* half = bounce() + (k % 2) * chunk;
         auto k32 = static_cast<std::uint32_t>(k);
         if (w == 1) {  // producer: fill half k%2 once the consumer has drained it
-          wait_for(consumed_, [k32](std::uint32_t c) { return k32 < c + 2; });
+          spin_then_wait(consumed_, [k32](std::uint32_t c) { return k32 < c + 2; }, kCopyWaitSpins);
           std::memcpy(half, src_->data() + off, len);
           produced_.store(k32 + 1, std::memory_order_release);
           produced_.notify_one();
         } else if (w == 0) {  // consumer: drain half k%2 once it is full
-          wait_for(produced_, [k32](std::uint32_t p) { return p > k32; });
+          spin_then_wait(produced_, [k32](std::uint32_t p) { return p > k32; }, kCopyWaitSpins);
           std::memcpy(dst() + off, half, len);
           consumed_.store(k32 + 1, std::memory_order_release);
           consumed_.notify_one();
@@ -271,7 +271,7 @@ class HostEngine : public CopyEngine {
   std::shared_ptr<const NumaPlacement> numa_;
   std::shared_ptr<HostBufferCache> cache_;
   HostBuffer *src_ = nullptr, *dst_ = nullptr, *bounce_ = nullptr;
-  std::unique_ptr<CopyWorkers> workers_;
+  std::unique_ptr<ForkJoinPool> workers_;
   std::uint64_t bytes_ = 0;
   std::atomic<std::uint32_t> produced_{0}, consumed_{0};
   std::vector<std::vector<int>> cpus_seen_;  // per copy thread; each thread writes its own

@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 
 #include "probes/compute/cuda_gemm_plan.hpp"
-#include "probes/compute/host_pool.hpp"
 #include "probes/compute/pattern.hpp"
 #include "probes/compute/weight_only_gemm.hpp"
 #include "probes/compute/roofline.hpp"
+#include "common/fork_join_pool.hpp"
 #include "common/errors.hpp"
 #include "common/stopwatch.hpp"
 
@@ -275,8 +275,12 @@ class OpenBlasEngine final : public ComputeEngine {
     return out;
   }
 
-  SpinPool& pool() {
-    if (!pool_) pool_ = std::make_unique<SpinPool>(threads_);
+  // The threads of a CPU inference runtime: they spin about 50 us between operations before they
+  // sleep, so back-to-back operations find them awake (ggml's threadpool, OpenMP's parallel
+  // regions) and an idle pool costs no CPU. An empty job is the launch floor.
+  ForkJoinPool& pool() {
+    constexpr int kRuntimeSpins = 20000;
+    if (!pool_) pool_ = std::make_unique<ForkJoinPool>(threads_, kRuntimeSpins);
     return *pool_;
   }
 
@@ -301,7 +305,7 @@ class OpenBlasEngine final : public ComputeEngine {
   std::vector<std::uint16_t> xb_, wb_;
   std::vector<std::uint64_t> stream_;
   unsigned stream_threads_ = 1;
-  std::unique_ptr<SpinPool> pool_;
+  std::unique_ptr<ForkJoinPool> pool_;
   WeightOnlyGemm weight_only_;
   std::uint64_t sink_ = 0;
 };

@@ -62,9 +62,9 @@ void WeightOnlyGemm::decode_rows(std::int64_t first_row, std::int64_t rows, floa
   }
 }
 
-void WeightOnlyGemm::run(SpinPool& pool, const float* x, std::int64_t m, float* y) {
-  if (pool.workers() > scratch_.size()) throw std::logic_error("WeightOnlyGemm::run: more workers than set_weights was told");
-  const std::int64_t n = n_, k = k_, workers = pool.workers();
+void WeightOnlyGemm::run(ForkJoinPool& pool, const float* x, std::int64_t m, float* y) {
+  if (pool.size() > scratch_.size()) throw std::logic_error("WeightOnlyGemm::run: more workers than set_weights was told");
+  const std::int64_t n = n_, k = k_, workers = pool.size();
   pool.run([&](unsigned w) {
     std::int64_t begin = n * w / workers, end = n * (w + 1) / workers;
     float* block = scratch_[w].data();

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "probes/compute/host_pool.hpp"
+#include "common/fork_join_pool.hpp"
 #include "report/model/compute.hpp"
 
 namespace interprobe {
@@ -23,7 +23,7 @@ class WeightOnlyGemm {
                    unsigned workers);
   // Y (m x n, row-major) = X (m x k, row-major) . W^T on `pool`, each worker a share of W's rows.
   // OpenBLAS must run one thread per call here: the pool's threads are the parallelism.
-  void run(SpinPool& pool, const float* x, std::int64_t m, float* y);
+  void run(ForkJoinPool& pool, const float* x, std::int64_t m, float* y);
   void clear();
 
  private:

@@ -51,16 +51,24 @@ bn::WorkloadRequest seed_request() {
   return rq;
 }
 
+// The seed case ranked as the tests read it: its report, GLM-5 at TP 8, the GPU's specs assumed.
+report::Report seed_report() { return report::read_report_file(kFixtures + "/seed-case/report.json"); }
+
+bn::AnalyzeOptions seed_assumptions() {
+  bn::AnalyzeOptions assume;
+  assume.assume_gpu = "rtx-pro-6000";
+  return assume;
+}
+
+report::WorkloadEstimate seed_estimate() { return bn::estimate_workload(seed_report(), seed_request(), seed_assumptions()); }
+
 }  // namespace
 
 // The fixture's all-reduce: t(S) = 50 us + S / (32 GB/s busbw · 8/14) at 8 ranks.
 double seed_allreduce_us(double bytes) { return 50.0 + bytes / (32.0 / 1.75 * 1e3); }
 
 TEST(SeedCase, PricesTheAllReducesTheMemoryFloorAndTheLaunchesAndSaysWhatItCannotExplain) {
-  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
-  bn::AnalyzeOptions assume;
-  assume.assume_gpu = "rtx-pro-6000";
-  auto w = bn::estimate_workload(r, seed_request(), assume);
+  auto w = seed_estimate();
   ASSERT_EQ(w.batches.size(), 3u);
   const auto& b1 = w.batches[0];
   EXPECT_EQ(b1.counts.all_reduces, 157);  // 2 × 78 layers + the embedding
@@ -105,7 +113,7 @@ TEST(SeedCase, PricesTheAllReducesTheMemoryFloorAndTheLaunchesAndSaysWhatItCanno
 }
 
 TEST(SeedCase, WithoutAssumingSpecsTheGemmsAreNotMeasuredAndNothingIsRanked) {
-  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
+  auto r = seed_report();
   auto w = bn::estimate_workload(r, seed_request());
   for (const auto& b : w.batches) {
     EXPECT_FALSE(b.bottleneck);
@@ -171,10 +179,8 @@ TEST(ReportPrices, HostComputeReportPricesGemmsAndStreamingFromItsMeasurements) 
 // The metrics view carries the ranking (for check, compare and Prometheus), each row labelled
 // with how its number was obtained.
 TEST(SeedCase, MetricsRowsCarryTheModeledStepAndItsProvenance) {
-  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
-  bn::AnalyzeOptions assume;
-  assume.assume_gpu = "rtx-pro-6000";
-  r.bottlenecks = bn::analyze_bottlenecks(r, {seed_request()}, assume);
+  auto r = seed_report();
+  r.bottlenecks = bn::analyze_bottlenecks(r, {seed_request()}, seed_assumptions());
   const auto& b1 = r.bottlenecks->workloads.at(0).batches.at(0);
   bool latency = false, tokens = false;
   for (const auto& row : report::metrics_of(r)) {
@@ -197,10 +203,7 @@ TEST(SeedCase, MetricsRowsCarryTheModeledStepAndItsProvenance) {
 // What-ifs: removing the largest cost is an upper bound computed from the same step; half the TP
 // is refused when the weights do not fit the GPU (GLM-5 NVFP4 at TP 4: over 96 GB per GPU).
 TEST(SeedCase, WhatIfsBoundTheLeversAndCheckMemoryBeforeALowerTp) {
-  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
-  bn::AnalyzeOptions assume;
-  assume.assume_gpu = "rtx-pro-6000";
-  auto w = bn::estimate_workload(r, seed_request(), assume);
+  auto w = seed_estimate();
   const auto& b1 = w.batches.front();
   bool removal = false, tp4 = false;
   for (const auto& wi : w.what_ifs) {
@@ -225,9 +228,8 @@ TEST(SeedCase, WhatIfsBoundTheLeversAndCheckMemoryBeforeALowerTp) {
 // all-reduces and the logits gather from the published 8-GPU PCIe row, t(S) = 24 us + S x 1.75 /
 // 39 GB/s, marked assumed, and says how much of the observed step that is.
 TEST(SeedCase, P2pOnRepricesTheAllReducesFromPublishedNumbersMarkedAssumed) {
-  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
-  bn::AnalyzeOptions assume;
-  assume.assume_gpu = "rtx-pro-6000";
+  auto r = seed_report();
+  bn::AnalyzeOptions assume = seed_assumptions();
   auto w = bn::estimate_workload(r, seed_request(), assume);
   const auto& b1 = w.batches.front();
   const report::WhatIf* p2p = nullptr;
@@ -264,7 +266,7 @@ TEST(SeedCase, P2pOnRepricesTheAllReducesFromPublishedNumbersMarkedAssumed) {
 // A GPU engine that measured its launches both ways (eager chain 5 us, 1.5 us per kernel in a
 // graph): "CUDA graphs" reprices the step's kernels at the graph's cost, measured.
 TEST(SeedCase, CudaGraphsRepriceTheLaunchesAtTheGraphsMeasuredCost) {
-  auto r = report::read_report_file(kFixtures + "/seed-case/report.json");
+  auto r = seed_report();
   report::ComputeEngineResult e;
   e.engine = report::ComputeEngineKind::cuda;
   e.launch_floor_us = 5;

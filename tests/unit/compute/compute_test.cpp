@@ -2,12 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-
-#include "probes/compute/host_pool.hpp"
-
 #include <cstring>
+#include <mutex>
 #include <set>
 
+#include "common/fork_join_pool.hpp"
 #include "fake_engine.hpp"
 #include "probes/compute/compute_sweep.hpp"
 #include "probes/compute/pattern.hpp"
@@ -289,15 +288,21 @@ TEST(ComputeRules, DecodeFindingNeedsEverySmallMPointMemoryBound) {
 
 // Every run hands the job to every worker once, the caller included, and returns only after all
 // of them finished: 2000 runs of 3 workers leave exactly 2000 marks per worker.
-TEST(SpinPool, EveryWorkerRunsEveryJobOnceAndRunWaitsForAll) {
-  SpinPool pool(3);
-  ASSERT_EQ(pool.workers(), 3u);
+TEST(ForkJoinPool, EveryWorkerRunsEveryJobOnceAndRunWaitsForAll) {
+  std::vector<int> started;
+  std::mutex started_lock;
+  ForkJoinPool pool(3, 4000, [&] {
+    std::lock_guard<std::mutex> hold(started_lock);
+    started.push_back(1);
+  });
+  ASSERT_EQ(pool.size(), 3u);
   std::vector<std::atomic<int>> marks(3);
   for (int i = 0; i < 2000; ++i) {
     pool.run([&](unsigned w) { marks.at(w).fetch_add(1); });
     for (unsigned w = 0; w < 3; ++w) ASSERT_EQ(marks[w].load(), i + 1) << "run " << i << " worker " << w;
   }
-  SpinPool alone(0);  // at least the caller
+  EXPECT_EQ(started.size(), 2u) << "each helper ran on_start once";
+  ForkJoinPool alone(0, 0);  // at least the caller
   int ran = 0;
   alone.run([&](unsigned w) { ran += static_cast<int>(w) + 1; });
   EXPECT_EQ(ran, 1);
