@@ -8,6 +8,7 @@
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
+#include "support/temp_tree.hpp"
 
 using interprobe::testing::run_interprobe;
 namespace fs = std::filesystem;
@@ -182,6 +183,29 @@ TEST(Cli, RunOnlyAndSkipListTheLeftOutProbesAsSkipped) {
   EXPECT_NE(bad.err.find("bandwith"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("bandwidth, collective"), std::string::npos) << bad.err;  // the names it knows
   EXPECT_TRUE(bad.out.empty());
+}
+
+// The case: a host whose GPUs are bound to vfio-pci (to pass them to guests) booted with
+// the IOMMU off, so no guest can get them safely: the HGX fixture with its two GPUs rebound and
+// its IOMMU groups gone. A `fail` finding; --fail-on fail exits 1, without the option 0.
+TEST(FailOn, VirtOnAHostWithGpusOnVfioPciAndNoIommuExitsOne) {
+  interprobe::testing::TempTree tree(std::string(INTERPROBE_FIXTURES) + "/virt/bare-metal-hgx");
+  for (const char* dev : {"0000:17:00.0/0000:18:00.0", "0000:17:01.0/0000:19:00.0"}) {
+    auto dir = tree.path() / "sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0" / dev;
+    fs::remove(dir / "driver");
+    fs::create_symlink("../../../../../../bus/pci/drivers/vfio-pci", dir / "driver");
+  }
+  fs::remove_all(tree.path() / "sys/kernel/iommu_groups");
+  auto file = tree.path() / "virt.json";
+  auto gated = run_interprobe({"virt", "--root", tree.path().string(), "-q", "-o", file.string(), "--fail-on", "fail"});
+  EXPECT_EQ(gated.exit_code, 1) << gated.err;
+  EXPECT_NE(gated.err.find("virt.vfio_without_iommu (fail)"), std::string::npos) << gated.err;
+  EXPECT_TRUE(fs::exists(file));  // written before the verdict
+  EXPECT_EQ(run_interprobe({"virt", "--root", tree.path().string(), "-q"}).exit_code, 0);
+  // The unchanged host (IOMMU on) has no fail: the gate passes.
+  EXPECT_EQ(run_interprobe({"virt", "--root", std::string(INTERPROBE_FIXTURES) + "/virt/bare-metal-hgx", "-q", "--fail-on", "fail"})
+                .exit_code,
+            0);
 }
 
 // --fail-on: the report is written first, then exit 1 when a finding reaches the severity. The
