@@ -100,6 +100,12 @@ void print_report(const report::Report& report, const GlobalOptions& o) {
 }  // namespace
 
 void check_output_format(const std::string& command, const GlobalOptions& o) {
+  // check's results are a list of items (text, markdown, JSON, JUnit); a snapshot is an archive.
+  // Neither has a page to draw: say so instead of printing text under an html request.
+  if (o.format == "html" && (command == "check" || command == "snapshot"))
+    throw InputError(fmt::format("{} --format html: {} has no HTML page (text, markdown or json{}); the page of a report: "
+                                 "`interprobe report FILE --format html`",
+                                 command, command, command == "check" ? ", and --junit FILE for CI" : ""));
   if (o.format != "prometheus") return;
   if (command == "check" || command == "compare" || command == "snapshot")
     throw InputError(fmt::format("{} --format prometheus: {} prints no report to export; export a report's metrics with "

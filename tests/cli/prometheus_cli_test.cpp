@@ -208,6 +208,15 @@ TEST(PrometheusCli, CommandsWithoutAReportRefuseTheFormat) {
   auto check = run_interprobe({"check", "--policy", kSource + "/examples/policies/generic-gpu-vm.json", kSeedReport,
                                "--format", "prometheus"});
   EXPECT_EQ(check.exit_code, 2) << check.err;
+  // Nor has check or snapshot an HTML page: exit 2 naming the option, nothing on stdout.
+  auto html = run_interprobe({"check", "--policy", kSource + "/examples/policies/generic-gpu-vm.json", kSeedReport, "--format", "html"});
+  EXPECT_EQ(html.exit_code, 2) << html.err;
+  EXPECT_NE(html.err.find("check --format html"), std::string::npos) << html.err;
+  EXPECT_TRUE(html.out.empty()) << html.out.substr(0, 200);
+  auto snapshot = run_interprobe({"snapshot", "--root", std::string(INTERPROBE_FIXTURES) + "/minimal-kvm-guest", "-o", "/nonexistent/s.tar.gz",
+                                  "--format", "html"});
+  EXPECT_EQ(snapshot.exit_code, 2) << snapshot.err;
+  EXPECT_NE(snapshot.err.find("snapshot --format html"), std::string::npos) << snapshot.err;
 }
 
 // The validator must reject what node_exporter would: each break of the escaping or the layout.
