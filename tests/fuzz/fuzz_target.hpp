@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
@@ -18,6 +19,17 @@ inline void fuzz_require(bool holds, const char* what) {
   if (holds) return;
   std::fprintf(stderr, "fuzz property broken: %s\n", what);
   std::abort();
+}
+
+// No C0 control but newline and tab, no DEL, no C1 control (U+0080..U+009F as UTF-8): text that
+// cannot drive a terminal.
+inline bool terminal_safe(const std::string& s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return false;
+    if (c == 0xc2 && i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xe0) == 0x80) return false;
+  }
+  return true;
 }
 
 }  // namespace interprobe::fuzz

@@ -8,20 +8,6 @@
 #include "report/render/renderers.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
-namespace {
-
-// No C0 control but newline and tab, no DEL, no C1 control (U+0080..U+009F as UTF-8).
-bool terminal_safe(const std::string& s) {
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return false;
-    if (c == 0xc2 && i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xe0) == 0x80) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace interprobe;
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -36,9 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string rewritten = report::to_json_text(report::parse_report_text(written, "rewritten.json"));
   fuzz::fuzz_require(written == rewritten, "a report read back from its own JSON writes the same JSON");
   const render::TextStyle plain{false};
-  fuzz::fuzz_require(terminal_safe(render::render(parsed, render::Format::text, plain, render::ViewOptions{true})),
+  fuzz::fuzz_require(fuzz::terminal_safe(render::render(parsed, render::Format::text, plain, render::ViewOptions{true})),
                      "the text view of a report holds no terminal control characters");
-  fuzz::fuzz_require(terminal_safe(render::render(parsed, render::Format::markdown, plain)),
+  fuzz::fuzz_require(fuzz::terminal_safe(render::render(parsed, render::Format::markdown, plain)),
                      "the markdown view of a report holds no terminal control characters");
   return 0;
 }
