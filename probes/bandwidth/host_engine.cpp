@@ -26,8 +26,10 @@ inline void clobber_memory() { asm volatile("" ::: "memory"); }
 // aligned like the source's. At the same offset within a 4 KiB page as the source, each copy's
 // loads look to the CPU as if they may depend on the last copy's stores (4K aliasing), and a loop
 // of small copies settled at 6, 7, 8 or 9 cycles a copy by chance, from one pass or run to the
-// next (1.34-2.01 ns for 4 B here). Offsets that differ in the low 12 bits, as STREAM offsets its
-// arrays, gave one speed. Cache-line multiples, so every copy keeps the source's alignment.
+// next (64 B: 1.56 ns, or 2.6-6 ns). Offsets that differ in the low 12 bits, as STREAM offsets its
+// arrays, gave one speed from 64 B up; copies of a few bytes still land a few cycles apart, which
+// compare allows for (kCopyLoopCycles, report/model/metrics.cpp). Cache-line multiples, so every
+// copy keeps the source's alignment.
 constexpr std::size_t kDstOffsetBytes = 33 * 64;
 constexpr std::size_t kBounceOffsetBytes = 17 * 64;
 
