@@ -8,6 +8,7 @@
 #include "report/fleet/fleet.hpp"
 #include "report/model/json.hpp"
 #include "report/model/json_input.hpp"
+#include "report/model/schema_check.hpp"
 
 namespace interprobe::fleet {
 
@@ -112,6 +113,8 @@ std::optional<FleetReport> parse_fleet_text(const std::string& text, const std::
     j = report::parse_bounded(text);
   } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: not valid JSON: {}", label, e.what()));
+  } catch (const report::ReportFormatError& e) {  // too deep, a number out of range: names the key
+    throw InputError(fmt::format("{}: {}", label, e.what()));
   }
   if (!is_fleet_json(j)) return std::nullopt;
   return fleet_from_json(j, label);

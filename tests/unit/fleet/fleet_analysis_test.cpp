@@ -153,6 +153,17 @@ TEST(FleetJson, RoundTripsAndRefusesWhatIsNotAFleetReport) {
   EXPECT_THROW(fl::fleet_from_json(nlohmann::json::parse(R"({"schema_version":"2.2.0"})"), "r.json"), interprobe::InputError);
   j["nodes"][0]["ranks"] = "zero";
   EXPECT_THROW(fl::fleet_from_json(j, "bad.json"), interprobe::InputError);
+  // From text: a number beyond double range is an error naming the file and the key.
+  std::string text = fl::fleet_to_json(back).dump();
+  auto at = text.find("\"gather_s\":");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 11, "1e999,\"was\":");
+  try {
+    (void)fl::parse_fleet_text(text, "big.json");
+    ADD_FAILURE() << "1e999 read";
+  } catch (const interprobe::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("big.json: timing.gather_s"), std::string::npos) << e.what();
+  }
 }
 
 namespace {
