@@ -49,7 +49,16 @@ cu::Result copy_async(void* dst, const void* src, std::size_t bytes, cu::Stream 
   return submit(s, [=](Stream* on) { timed_copy(on, dst, src, bytes, r.link, corrupt, hang); });
 }
 
-Event* event_of(cu::Event e) { return reinterpret_cast<Event*>(e); }
+// A CUevent is a handle holding one reference to its Event; every queued record or wait holds
+// another. CUDA lets a program destroy an event whose record has not run yet (its resources go
+// once it completes): a sweep that stops at a driver error does, and an Event deleted under the
+// queued record was a use-after-free in the stream's worker (a hang in 1 of ~10 ECC runs).
+struct EventHandle {
+  std::shared_ptr<Event> event = std::make_shared<Event>();
+};
+EventHandle* handle_of(cu::Event e) { return reinterpret_cast<EventHandle*>(e); }
+Event* event_of(cu::Event e) { return e ? handle_of(e)->event.get() : nullptr; }
+std::shared_ptr<Event> shared_event(cu::Event e) { return handle_of(e)->event; }
 
 // The current context's legacy default stream: only the lagging pageable copies use a worker for
 // it; everything else on stream 0 still runs at once on the calling thread.
@@ -314,7 +323,7 @@ SIM_API cu::Result cuStreamWaitEvent(cu::Stream h, cu::Event e, unsigned) {
     std::lock_guard lock(ev->m);
     generation = ev->recorded;
   }
-  return submit(h, [ev, generation](Stream* on) {
+  return submit(h, [ev = shared_event(e), generation](Stream* on) {
     ev->wait(generation);
     if (on) {
       std::lock_guard lock(ev->m);
@@ -324,11 +333,11 @@ SIM_API cu::Result cuStreamWaitEvent(cu::Stream h, cu::Event e, unsigned) {
 }
 
 SIM_API cu::Result cuEventCreate(cu::Event* out, unsigned) {
-  *out = reinterpret_cast<cu::Event>(new Event);
+  *out = reinterpret_cast<cu::Event>(new EventHandle);
   return cu::kSuccess;
 }
 SIM_API cu::Result cuEventDestroy_v2(cu::Event e) {
-  delete event_of(e);  // callers synchronize first; a pending record of a hung stream never completes
+  delete handle_of(e);  // a record still queued keeps the Event until it has run
   return cu::kSuccess;
 }
 SIM_API cu::Result cuEventRecord(cu::Event e, cu::Stream h) {
@@ -339,7 +348,7 @@ SIM_API cu::Result cuEventRecord(cu::Event e, cu::Stream h) {
     std::lock_guard lock(ev->m);
     generation = ++ev->recorded;
   }
-  return submit(h, [ev, generation](Stream* on) { ev->complete(generation, on ? on->clock_s : now_s()); });
+  return submit(h, [ev = shared_event(e), generation](Stream* on) { ev->complete(generation, on ? on->clock_s : now_s()); });
 }
 SIM_API cu::Result cuEventQuery(cu::Event e) {
   Event* ev = event_of(e);
