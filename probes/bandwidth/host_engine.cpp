@@ -72,7 +72,7 @@ class HostEngine : public CopyEngine {
   std::uint64_t max_bytes() const override { return spec_.max_bytes; }
 
   void reserve(std::uint64_t max_bytes) override {
-    if (src_ && src_->size() >= max_bytes && dst_->size() >= max_bytes + kDstOffsetBytes) return;
+    if (holds(max_bytes)) return;
     release();
     bool fresh = false;
     src_ = &cache_->get("src", spec_.src_node, max_bytes, fresh, spec_.pages);
@@ -117,7 +117,7 @@ class HostEngine : public CopyEngine {
   }
 
   void prepare(std::uint64_t bytes) override {
-    if (!src_ || src_->size() < bytes || dst_->size() < bytes + kDstOffsetBytes) reserve(bytes);
+    if (!holds(bytes)) reserve(bytes);
     bytes_ = bytes;
     // Each visit poisons the destination, so a copy that did not happen (or went elsewhere)
     // cannot verify.
@@ -167,6 +167,10 @@ class HostEngine : public CopyEngine {
 
  private:
   unsigned char* dst() const { return dst_->data() + kDstOffsetBytes; }
+  // The buffers have room for copies of `bytes`: the source's, and the destination's past its offset.
+  bool holds(std::uint64_t bytes) const {
+    return src_ && src_->size() >= bytes && dst_->size() >= bytes + kDstOffsetBytes;
+  }
   unsigned char* bounce() const { return bounce_->data() + kBounceOffsetBytes; }
 
   // Writes the rest of a buffer that earlier sweeps have not written yet: the source with its
@@ -221,9 +225,14 @@ class HostEngine : public CopyEngine {
   void staged(std::uint64_t copies) {
     std::uint64_t chunk = spec_.chunk_bytes;
     std::uint64_t chunks_per_copy = (bytes_ + chunk - 1) / chunk;
-    auto chunk_range = [&](std::uint64_t k, std::uint64_t& offset, std::uint64_t& length) {
-      offset = (k % chunks_per_copy) * chunk;
-      length = std::min(chunk, bytes_ - offset);
+    // By value, in and out: nothing of it lives in memory that the copies' clobbers would make the
+    // loops store and reload (the one-thread loop below keeps everything in registers).
+    struct ChunkRange {
+      std::uint64_t offset, length;
+    };
+    auto chunk_range = [chunk, chunks_per_copy, bytes = bytes_](std::uint64_t k) {
+      std::uint64_t offset = (k % chunks_per_copy) * chunk;
+      return ChunkRange{offset, std::min(chunk, bytes - offset)};
     };
     std::uint64_t total = chunks_per_copy * copies;
     if (chunks_per_copy < 2 || !workers_) {  // nothing to overlap: one thread, in and out
@@ -234,8 +243,7 @@ class HostEngine : public CopyEngine {
       unsigned char* to = dst();
       const unsigned char* from = src_->data();
       for (std::uint64_t k = 0; k < total; ++k) {
-        const std::uint64_t off = (k % chunks_per_copy) * chunk;
-        const std::uint64_t len = std::min(chunk, bytes_ - off);
+        const auto [off, len] = chunk_range(k);
         std::memcpy(half, from + off, len);
         clobber_memory();
         std::memcpy(to + off, half, len);
@@ -249,8 +257,7 @@ class HostEngine : public CopyEngine {
     workers_->run([&](unsigned w) {
       note_cpu(w);
       for (std::uint64_t k = 0; k < total; ++k) {
-        std::uint64_t off, len;
-        chunk_range(k, off, len);
+        const auto [off, len] = chunk_range(k);
         unsigned char* half = bounce() + (k % 2) * chunk;
         auto k32 = static_cast<std::uint32_t>(k);
         if (w == 1) {  // producer: fill half k%2 once the consumer has drained it
