@@ -1,5 +1,6 @@
 #include "common/interrupt.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -48,6 +49,13 @@ void install_interrupt_handler() {
   grace.sa_handler = on_grace_expired;
   sigemptyset(&grace.sa_mask);
   sigaction(SIGALRM, &grace, nullptr);
+  // A parent that blocked these (some supervisors and CI runners do; the mask survives exec)
+  // would hold Ctrl-C, SIGTERM and the grace timer pending for ever: take them here, and one
+  // that arrived before this point is delivered now.
+  sigset_t ours;
+  sigemptyset(&ours);
+  for (int signal : {SIGINT, SIGTERM, SIGALRM}) sigaddset(&ours, signal);
+  ::pthread_sigmask(SIG_UNBLOCK, &ours, nullptr);
 }
 
 void set_interrupt_grace_seconds(unsigned seconds) { g_grace_s.store(seconds); }
