@@ -21,6 +21,7 @@
 #include "probes/collective/mpi_world.hpp"
 #include "report/fleet/fleet.hpp"
 #include "report/model/json.hpp"
+#include "report/model/vocabulary.hpp"
 #include "report/render/renderers.hpp"
 
 #include <nlohmann/json.hpp>
@@ -117,6 +118,26 @@ collective::RankGroup& fleet_world(collective::SingleProcessGroup& alone) {
   }
 }
 
+// --fail-on over the fleet: any node's finding at or above the severity, or a node that sent no
+// report (it cannot be shown clean), fails the pipeline after the fleet report is out.
+int fleet_fail_on_exit_code(const fleet::FleetReport& f, const GlobalOptions& o) {
+  if (!report::parse_enum<report::Severity>(o.fail_on)) return kExitOk;  // "never"
+  std::vector<std::string> hits, silent;
+  for (const auto& n : f.nodes) {
+    if (!n.ok || !n.report) {
+      silent.push_back(printable(n.name));
+      continue;
+    }
+    for (const auto& hit : fail_on_hits(*n.report, o)) hits.push_back(fmt::format("{}: {}", printable(n.name), hit));
+  }
+  if (hits.empty() && silent.empty()) return kExitOk;
+  std::string why = fmt::format("{} finding(s) at or above it", hits.size());
+  if (!hits.empty()) why += fmt::format(": {}", fmt::join(hits, ", "));
+  if (!silent.empty()) why += fmt::format("; {} node(s) sent no report: {}", silent.size(), fmt::join(silent, ", "));
+  std::cerr << fmt::format("interprobe: --fail-on {}: {}\n", o.fail_on, why);
+  return kExitCheckFailed;
+}
+
 int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection, const WorkloadOptions& workloads,
                   const FleetOptions& fleet_options) {
   if (options.format != "text" && options.format != "markdown" && options.format != "json")
@@ -173,6 +194,7 @@ int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection,
     }
     for (const auto& n : fleet->nodes)
       if (!n.ok) std::cerr << fmt::format("interprobe: fleet: node {} failed: {}\n", printable(n.name), printable(n.failure.value_or("")));
+    if (code == kExitOk) code = fleet_fail_on_exit_code(*fleet, o);
   }
   if (mpi) collective::finish_mpi(true, code);
   return code;

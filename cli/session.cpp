@@ -168,12 +168,17 @@ void emit_report(const report::Report& report, const GlobalOptions& o) {
   if (o.output) report::write_report_file(*o.output, report);
 }
 
-int fail_on_exit_code(const report::Report& report, const GlobalOptions& o) {
-  auto threshold = report::parse_enum<report::Severity>(o.fail_on);
-  if (!threshold) return kExitOk;  // "never"
+std::vector<std::string> fail_on_hits(const report::Report& report, const GlobalOptions& o) {
   std::vector<std::string> hits;
+  auto threshold = report::parse_enum<report::Severity>(o.fail_on);
+  if (!threshold) return hits;  // "never"
   for (const auto& f : report.findings)
     if (f.severity >= *threshold) hits.push_back(fmt::format("{} ({})", f.id, report::to_string(f.severity)));
+  return hits;
+}
+
+int fail_on_exit_code(const report::Report& report, const GlobalOptions& o) {
+  std::vector<std::string> hits = fail_on_hits(report, o);
   if (hits.empty()) return kExitOk;
   std::cerr << fmt::format("interprobe: --fail-on {}: {} finding(s) at or above it: {}\n", o.fail_on, hits.size(),
                            fmt::join(hits, ", "));

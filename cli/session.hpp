@@ -56,6 +56,8 @@ void check_output_format(const std::string& command, const GlobalOptions& option
 // (COLUMNS, else the terminal's, else 100).
 render::TextStyle text_style(const GlobalOptions& options);
 
+// --fail-on: the report's findings at or above its severity, as "id (severity)"; none for never.
+std::vector<std::string> fail_on_hits(const report::Report& report, const GlobalOptions& options);
 // --fail-on: kExitCheckFailed (saying which findings, on stderr) when a finding reaches the
 // severity, else kExitOk.
 int fail_on_exit_code(const report::Report& report, const GlobalOptions& options);

@@ -78,10 +78,14 @@ render::Section summary_section(const Comparison& c) {
   s.blocks.emplace_back(render::Paragraph{
       fmt::format("A difference counts when it is outside the noise and at least {:.0f}% of the baseline. Noise, per metric: "
                   "repeated runs -> envelopes of the runs' 95% intervals do not overlap; one run -> the stored 95% "
-                  "intervals of the median do not overlap, else |B-A| > {} x sqrt(cvA^2 + cvB^2) x A, else the "
+                  "intervals of the median do not overlap and no rerun noise explains it (interval/cv: within the "
+                  "samples' CV; /modes: inside the other run's usual samples; /passes: the runs' pass medians "
+                  "overlap), else |B-A| > {} x sqrt(cvA^2 + cvB^2) x A, else the "
                   "samples' min..max ranges do not overlap; rates without a spread borrow their timed sibling's; "
                   "read values (topology, virtualization) compare by equality; derived numbers without a spread by "
-                  "the threshold alone; probe durations are not judged. Per path over its sizes: sign test, p < {}.",
+                  "the threshold alone; probe durations are not judged. A host copy's time (a size's, or its fit's "
+                  "start-up time) is never judged finer than 8 CPU cycles a copy (.../resolution). Per path over its "
+                  "sizes: sign test, p < {}.",
                   100 * c.options.min_change_fraction, c.options.cv_k, c.options.sign_test_alpha),
       Tone::dim});
   return s;

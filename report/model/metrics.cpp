@@ -103,6 +103,13 @@ std::optional<double> host_cycle_ns(const BandwidthSection& b) {
   return std::nullopt;
 }
 
+// A per-copy time (a size's median, or the fit's start-up time) known to +-`resolution_us`.
+void set_time_resolution(MetricSpread& spread, double value_us, std::optional<double> resolution_us) {
+  if (!resolution_us) return;
+  spread.resolution_low = std::max(0.0, value_us - *resolution_us);
+  spread.resolution_high = value_us + *resolution_us;
+}
+
 void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
   std::optional<double> cycle_ns = host_cycle_ns(b);
   // The clock the host copies ran at: a second run on a host that stepped its clock moves every
@@ -115,13 +122,14 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
                   {"src", s.src},           {"dst", s.dst}};
     if (s.memory_kind) labels["memory"] = label(*s.memory_kind);
     if (s.threads) labels["threads"] = std::to_string(*s.threads);
+    std::optional<double> sweep_resolution_us;
+    if (s.engine == BandwidthEngine::host && cycle_ns) sweep_resolution_us = kCopyLoopCycles * *cycle_ns / 1e3;
     for (const auto& p : s.points) {
       Labels point_labels = labels;
       point_labels["bytes"] = std::to_string(p.bytes);
       double moved = static_cast<double>(p.bytes) * static_cast<double>(s.directions);
       MetricSpread spread = MetricSpread::of(p.samples, p.cv_fraction);
-      std::optional<double> resolution_us;
-      if (s.engine == BandwidthEngine::host && cycle_ns && p.median_us > 0) resolution_us = kCopyLoopCycles * *cycle_ns / 1e3;
+      std::optional<double> resolution_us = p.median_us > 0 ? sweep_resolution_us : std::nullopt;
       auto& rate = t.add(fmt::format("{}/{}/gbps", at, size_segment(p.bytes)), p.gbps, "gbps", Better::higher, point_labels);
       rate.spread = spread;
       if (p.max_us > 0) rate.spread->min = moved / (p.max_us * 1e3);
@@ -153,16 +161,15 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       time.spread->interval_high = p.median_ci_high_us;
       if (p.p95_us > 0) time.spread->typical_low = p.min_us, time.spread->typical_high = p.p95_us;
       if (passes) time.spread->passes_low = *fastest_pass, time.spread->passes_high = *slowest_pass;
-      if (resolution_us) {
-        time.spread->resolution_low = std::max(0.0, p.median_us - *resolution_us);
-        time.spread->resolution_high = p.median_us + *resolution_us;
-      }
+      set_time_resolution(*time.spread, p.median_us, resolution_us);
     }
     if (s.fit) {
       // How far the sweep's own medians scatter around the fit stands for the fit's noise.
       MetricSpread scatter = MetricSpread::of(s.fit->points_used, s.fit->residual_fraction);
       t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels).spread = scatter;
-      t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels).spread = scatter;
+      auto& t0 = t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels);
+      t0.spread = scatter;
+      set_time_resolution(*t0.spread, s.fit->t0_us, sweep_resolution_us);  // a per-copy time, as the sizes
     }
     // Not measured: the slowest link on the path, for relative thresholds (check's `of`); its
     // provenance label says so to exporters.

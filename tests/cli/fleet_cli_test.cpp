@@ -263,3 +263,31 @@ TEST(Fleet, WithoutALauncherTheMachineIsAFleetOfOne) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("text, markdown or json"), std::string::npos) << bad.err;
 }
+
+// --fail-on gates a fleet as it gates one machine: any node's finding at or above it, or a node
+// that sent no report, is exit 1 after the fleet report is written (the seed case's worst finding
+// is a warn: its emulated root port is slower than the GPU).
+TEST(Fleet, FailOnGatesOnEveryNodesFindingsAndOnANodeWithoutAReport) {
+  interprobe::testing::TempTree tree;
+  const std::string seed = std::string(INTERPROBE_SOURCE_DIR) + "/tests/fixtures/seed-case/report.json";
+  auto fleet_with = [&](const std::string& node_report, std::vector<std::string> extra) {
+    std::vector<std::string> args{"fleet", "--node-report-per-rank", node_report, "-q", "-o", (tree.path() / "f.json").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    fs::remove(tree.path() / "f.json");
+    return interprobe::testing::run_interprobe(args);
+  };
+  auto warn = fleet_with(seed, {"--fail-on", "warn"});
+  EXPECT_EQ(warn.exit_code, 1) << warn.err;
+  EXPECT_NE(warn.err.find("--fail-on warn: 1 finding(s) at or above it: "), std::string::npos) << warn.err;
+  EXPECT_NE(warn.err.find(": virt.emulated_port_slower_than_gpu (warn)"), std::string::npos) << warn.err;
+  EXPECT_TRUE(fs::exists(tree.path() / "f.json")) << "the fleet report comes first";
+  EXPECT_EQ(fleet_with(seed, {"--fail-on", "fail"}).exit_code, 0);
+  EXPECT_EQ(fleet_with(seed, {}).exit_code, 0);
+
+  const std::string missing = (tree.path() / "no-such-report.json").string();
+  auto silent = fleet_with(missing, {"--fail-on", "fail"});
+  EXPECT_EQ(silent.exit_code, 1) << silent.err;
+  EXPECT_NE(silent.err.find("0 finding(s) at or above it; 1 node(s) sent no report: "), std::string::npos) << silent.err;
+  EXPECT_TRUE(fs::exists(tree.path() / "f.json"));
+  EXPECT_EQ(fleet_with(missing, {}).exit_code, 0) << "without --fail-on a failed node is reported, exit 0";
+}

@@ -141,7 +141,7 @@ TEST(Compare, IntervalsApartButWithinTheSamplesScatterIsSame) {
   scale_sweep(b, 0, 0.9);
   auto within_cv = metric(pair(a, b), time).sides[1];
   EXPECT_EQ(within_cv.verdict, Verdict::same);
-  EXPECT_EQ(within_cv.test, "interval");
+  EXPECT_EQ(within_cv.test, "interval/cv") << "intervals apart: the label names the noise rule that decided";
   scale_sweep(b, 0, 0.7 / 0.9);  // 30% slower: past the CV and outside a's typical range
   EXPECT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::worse);
 
@@ -155,6 +155,7 @@ TEST(Compare, IntervalsApartButWithinTheSamplesScatterIsSame) {
   }
   scale_sweep(slow, 0, 0.2);
   EXPECT_EQ(metric(pair(fast, slow), time).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(pair(fast, slow), time).sides[1].test, "interval/modes");
   // The same jump where neither run's samples reach the other's median: worse.
   for (auto& p : fast.bandwidth->sweeps[0].points) p.p95_us = p.median_us * 1.05;
   for (auto& p : slow.bandwidth->sweeps[0].points) p.min_us = p.median_us * 0.9;
@@ -173,12 +174,14 @@ TEST(Compare, OverlappingPassMediansAreSameAndSeparatedOnesWorse) {
   for (auto& p : a.bandwidth->sweeps[0].points) p.visit_medians_us = {p.median_us * 0.95, p.median_us, p.median_us * 1.12};
   for (auto& p : b.bandwidth->sweeps[0].points) p.visit_medians_us = {p.median_us * 1.05, p.median_us * 0.92};
   EXPECT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(pair(a, b), time).sides[1].test, "interval/passes");
   EXPECT_EQ(metric(pair(a, b), rate).sides[1].verdict, Verdict::same) << "the rate carries the passes inverted";
   // Narrow passes (+-2%): 1.0..1.02 against 1.127..1.173 of a's median: apart, so worse again.
   for (auto* r : {&a, &b})
     for (auto& p : r->bandwidth->sweeps[0].points) p.visit_medians_us = {p.median_us * 0.98, p.median_us * 1.02};
   EXPECT_EQ(metric(pair(a, b), time).sides[1].verdict, Verdict::worse);
   EXPECT_EQ(metric(pair(a, b), rate).sides[1].verdict, Verdict::worse);
+  EXPECT_EQ(metric(pair(a, b), time).sides[1].test, "interval") << "no noise rule held";
 }
 
 // Host copies of a few bytes settle a few CPU cycles apart from one run to the next: the report's
@@ -206,11 +209,41 @@ TEST(Compare, HostCopiesDifferingByUnderEightCyclesAreSameAndByMoreWorse) {
   EXPECT_EQ(*row->spread->resolution_low, 0.0) << "a time is never below zero";
   EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.4, 0.25)), time).sides[1].verdict, Verdict::same);
   EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.4, 0.25)), rate).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.4, 0.25)), time).sides[1].test, "interval/resolution");
   // 2.1 ns apart: worse, in both units.
   EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.6, 0.25)), time).sides[1].verdict, Verdict::worse);
   EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.6, 0.25)), rate).sides[1].verdict, Verdict::worse);
   // The slower machine's cycle decides: 0.3 ns cycles resolve 2.4 ns.
   EXPECT_EQ(metric(pair(tiny(1.5, 0.25), tiny(3.6, 0.3)), time).sides[1].verdict, Verdict::same);
+  // Grouped runs narrow the noise of the medians, not the loop's resolution: 1.5 and 1.6 ns
+  // against 3.4 ns is same; against 3.8 ns (2.2 ns past the closer run) worse.
+  auto grouped = [&](double b_ns) {
+    return compare::compare_sides({{"a1,a2", {tiny(1.5, 0.25), tiny(1.6, 0.25)}}, {"b", {tiny(b_ns, 0.25)}}}, 0);
+  };
+  EXPECT_EQ(metric(grouped(3.4), time).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(grouped(3.4), time).sides[1].test, "runs/resolution");
+  EXPECT_EQ(metric(grouped(3.8), time).sides[1].verdict, Verdict::worse);
+  EXPECT_EQ(metric(grouped(3.8), time).sides[1].test, "runs");
+  // The fit's start-up time is a per-copy time too: the same 8 cycles.
+  report::Report fitted = tiny(1.5, 0.25);
+  fitted.bandwidth->sweeps[0].fit = report::BandwidthFit{0.0015, 2.0, std::nullopt, 0.01, 8};
+  bool t0_seen = false;
+  for (const auto& m : report::metrics_of(fitted)) {
+    if (!m.path.ends_with("/fit/t0_us")) continue;
+    t0_seen = true;
+    ASSERT_TRUE(m.spread && m.spread->resolution_low && m.spread->resolution_high) << m.path;
+    EXPECT_NEAR(*m.spread->resolution_high, 0.0015 + 0.002, 1e-12);
+    EXPECT_EQ(*m.spread->resolution_low, 0.0);
+  }
+  EXPECT_TRUE(t0_seen);
+  // Judged by the fit's scatter (1%), 1.5 -> 3.4 ns is far outside; within the resolution: same.
+  report::Report fitted_slow = tiny(3.4, 0.25);
+  fitted_slow.bandwidth->sweeps[0].fit = report::BandwidthFit{0.0034, 2.0, std::nullopt, 0.01, 8};
+  const std::string t0 = "bandwidth/host/memcpy/node0->node0/pageable/fit/t0_us";
+  EXPECT_EQ(metric(pair(fitted, fitted_slow), t0).sides[1].verdict, Verdict::same);
+  EXPECT_EQ(metric(pair(fitted, fitted_slow), t0).sides[1].test, "cv/resolution");
+  fitted_slow.bandwidth->sweeps[0].fit->t0_us = 0.0038;
+  EXPECT_EQ(metric(pair(fitted, fitted_slow), t0).sides[1].verdict, Verdict::worse);
   // A report without its cycle (schema < 2.5) has no resolution: the intervals decide.
   EXPECT_EQ(metric(pair(tiny(1.5, std::nullopt), tiny(3.4, std::nullopt)), time).sides[1].verdict, Verdict::worse);
   // A GPU engine's copies are not the host loop's: no resolution from the host's cycle.
