@@ -72,7 +72,7 @@ NodeOutcome probe_this_node(const GlobalOptions& options, const ProbeSelection& 
 
 void print_fleet(const fleet::FleetReport& f, const GlobalOptions& o) {
   if (o.json || o.format == "json") {
-    std::cout << fleet::fleet_to_json(f).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << fleet::fleet_to_json(f).dump(2, ' ', true, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (o.format == "markdown") {
     std::cout << render::render_markdown(fleet::fleet_document(f));
   } else {
@@ -186,7 +186,7 @@ int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection,
     try {
       print_fleet(*fleet, o);
       if (o.output)
-        write_output_file(*o.output, fleet::fleet_to_json(*fleet).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+        write_output_file(*o.output, fleet::fleet_to_json(*fleet).dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n",
                           "-o", ExistingOutput::replace_regular);
     } catch (const InputError& e) {
       std::cerr << "interprobe: error: " << printable(e.what()) << "\n";

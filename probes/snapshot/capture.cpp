@@ -226,7 +226,7 @@ void Capture::finish() {
   m["files"] = manifest_.files;
   m["links"] = manifest_.links;
   m["bytes"] = manifest_.bytes;
-  output_.write_file("manifest.json", m.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  output_.write_file("manifest.json", m.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace interprobe::snapshot

@@ -185,7 +185,7 @@ std::string trace_to_json_text(const Trace& t) {
     put(o, "tensor_active_fraction", s.tensor_active_fraction), put(o, "dram_active_fraction", s.dram_active_fraction);
     j["samples"].push_back(std::move(o));
   }
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', true, json::error_handler_t::replace) + "\n";
 }
 
 void write_trace_file(const std::filesystem::path& path, const Trace& trace) {

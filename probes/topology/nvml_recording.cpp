@@ -192,7 +192,7 @@ std::string encode_nvml_recording(const NvmlTopology& data) {
     p2p.push_back({{"a", p.a_bdf}, {"b", p.b_bdf}, {"read", opt_name(p.status.read)}, {"write", opt_name(p.status.write)},
                    {"atomics", opt_name(p.status.atomics)}, {"nvlink", opt_name(p.status.nvlink)}});
   j["p2p"] = p2p;
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return j.dump(2, ' ', true, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace interprobe

@@ -151,7 +151,7 @@ std::string junit_document(const std::vector<NamedCheck>& suites, bool warn_gate
 }
 
 // Strings from the machine may hold any bytes: replace what is not UTF-8 instead of throwing.
-std::string dump(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; }
+std::string dump(const nlohmann::json& j) { return j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n"; }
 
 }  // namespace
 

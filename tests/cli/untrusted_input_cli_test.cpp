@@ -99,6 +99,35 @@ TEST(UntrustedInputCli, ReportStringsReachTheTerminalEscaped) {
   }
 }
 
+// The JSON that fleet and check print (and fleet's -o) carries machine strings as \u escapes, as
+// a report's JSON does: U+009B went out raw, a CSI to a terminal that `--format json` reached.
+TEST(UntrustedInputCli, FleetAndCheckJsonCarryMachineStringsEscaped) {
+  TempTree dir;
+  std::ifstream in(std::string(INTERPROBE_SOURCE_DIR) + "/examples/reports/this-vm-run.json");
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  auto pos = text.find("\"product\": \"");
+  ASSERT_NE(pos, std::string::npos);
+  text.insert(pos + 12, "\\u001b]0;pwned\\u0007\\u009b31m\xc2\x9d" "2;x\xe2\x80\xae");
+  const fs::path hostile = dir.path() / "hostile.json", saved = dir.path() / "fleet.json", policy = dir.path() / "p.json";
+  write(hostile, text);
+  write(policy, R"({"name": "p", "items": [{"id": "kvm", "severity": "warn", "fact": "virtualization/product", "op": "==", "value": "KVM"}]})");
+  for (const char* format : {"json", "text", "markdown"}) {
+    fs::remove(saved);
+    auto fleet = run_interprobe({"fleet", "--node-report-per-rank", hostile.string(), "--format", format, "-q", "-o", saved.string()});
+    ASSERT_EQ(fleet.exit_code, 0) << fleet.err;
+    expect_no_control_sequence(fleet.out);
+    std::ifstream written(saved);
+    std::string file((std::istreambuf_iterator<char>(written)), {});
+    expect_no_control_sequence(file);
+    EXPECT_NE(file.find("pwned"), std::string::npos) << format;
+
+    auto check = run_interprobe({"check", "--policy", policy.string(), hostile.string(), "--format", format});
+    EXPECT_EQ(check.exit_code, 0) << check.err;  // a warn item does not gate
+    expect_no_control_sequence(check.out);
+    EXPECT_NE(check.out.find("pwned"), std::string::npos) << format << ": the value is shown, escaped\n" << check.out;
+  }
+}
+
 TEST(UntrustedInputCli, ErrorMessagesQuotingFileNamesAreEscaped) {
   auto p = run_interprobe({"report", "/nonexistent/" + kHostile + ".json"});
   EXPECT_EQ(p.exit_code, 2);

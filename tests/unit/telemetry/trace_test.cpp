@@ -36,6 +36,19 @@ TEST(TelemetryTrace, RoundTripKeepsEveryField) {
   EXPECT_EQ(back.samples[1].utilization_fraction, 0.5);
 }
 
+// A GPU name is the driver's string: invalid UTF-8 must not cost the recorded trace (the writer
+// threw, an internal error after the whole observation), and a C1 control (U+009B, a terminal's
+// CSI) leaves as an escape, so `cat` of a trace cannot drive the terminal.
+TEST(TelemetryTrace, AHostileGpuNameIsWrittenAsAsciiEscapes) {
+  Trace t = parse_trace(kMinimal, "t.json");
+  t.gpus[0].name = "H100\xff\xc2\x9b" "31m\x1b[2J";
+  std::string text;
+  ASSERT_NO_THROW(text = trace_to_json_text(t));
+  for (unsigned char c : text) EXPECT_TRUE(c < 0x80 && (c >= 0x20 || c == '\n')) << int(c) << " in " << text;
+  EXPECT_NE(text.find("\\u009b31m\\u001b[2J"), std::string::npos) << text;
+  EXPECT_EQ(parse_trace(text, "back").gpus[0].name, "H100\xef\xbf\xbd\xc2\x9b" "31m\x1b[2J") << "U+FFFD for the bad byte";
+}
+
 TEST(TelemetryTrace, BadInputNamesTheField) {
   EXPECT_NE(error_of("not json").find("not JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"x","version":1})").find("format"), std::string::npos);

@@ -36,6 +36,12 @@ TEST(NvmlRecording, RoundTripsThroughTheFormat) {
   p2p.status.read = report::P2pCapability::not_supported;
   data.p2p.push_back(p2p);
   std::string reason;
+  // The recording is ASCII whatever the driver's strings hold (U+009B is a terminal's CSI).
+  NvmlTopology hostile = data;
+  hostile.gpus[0].name = "H100\xc2\x9b" "31m\xff";
+  std::string hostile_text = encode_nvml_recording(hostile);
+  for (unsigned char c : hostile_text) EXPECT_LT(c, 0x80) << hostile_text;
+  EXPECT_NE(hostile_text.find("H100\\u009b31m\\ufffd"), std::string::npos) << hostile_text;
   auto back = parse_nvml_recording(encode_nvml_recording(data), &reason);
   ASSERT_TRUE(back) << reason;
   EXPECT_EQ(back->source, report::NvmlSource::recorded);
