@@ -7,6 +7,7 @@
 #include "common/errors.hpp"
 #include "report/fleet/fleet.hpp"
 #include "report/model/json.hpp"
+#include "report/model/json_codec.hpp"
 #include "report/model/json_input.hpp"
 #include "report/model/schema_check.hpp"
 
@@ -26,7 +27,8 @@ std::string better_text(report::Better b) {
 }
 
 json node_json(const FleetNode& n) {
-  json report = n.report ? json::parse(report::to_json_text(*n.report, -1)) : json(nullptr);
+  // The same document `run -o` writes; invalid UTF-8 in it is replaced when the fleet is dumped.
+  json report = n.report ? report::report_to_json(*n.report) : json(nullptr);
   return {{"name", n.name}, {"ranks", n.ranks}, {"status", n.ok ? "ok" : "failed"}, {"failure", or_null(n.failure)},
           {"report", std::move(report)}};
 }
