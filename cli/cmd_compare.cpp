@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/session.hpp"
 #include "common/errors.hpp"
+#include "common/json_text.hpp"
 #include "common/text.hpp"
 #include "common/user_file.hpp"
 #include "report/compare/compare.hpp"
@@ -125,7 +126,7 @@ Command add_compare_command(CLI::App& app, GlobalOptions& options) {
       doc.title = "interprobe compare";
       std::cout << render::html::page(doc, figures);
     } else if (options.json || options.format == "json") {
-      std::cout << compare::comparison_json(result).dump(2, ' ', true, nlohmann::json::error_handler_t::replace) << "\n";
+      std::cout << json_text(compare::comparison_json(result));
     } else {
       render::Document doc = compare::comparison_document(result);
       if (options.format == "markdown") std::cout << render::render_markdown(doc);

@@ -14,6 +14,7 @@
 #include "cli/session.hpp"
 #include "cli/workload_options.hpp"
 #include "common/errors.hpp"
+#include "common/json_text.hpp"
 #include "common/output_file.hpp"
 #include "common/stopwatch.hpp"
 #include "common/text.hpp"
@@ -72,7 +73,7 @@ NodeOutcome probe_this_node(const GlobalOptions& options, const ProbeSelection& 
 
 void print_fleet(const fleet::FleetReport& f, const GlobalOptions& o) {
   if (o.json || o.format == "json") {
-    std::cout << fleet::fleet_to_json(f).dump(2, ' ', true, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(fleet::fleet_to_json(f));
   } else if (o.format == "markdown") {
     std::cout << render::render_markdown(fleet::fleet_document(f));
   } else {
@@ -186,7 +187,7 @@ int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection,
     try {
       print_fleet(*fleet, o);
       if (o.output)
-        write_output_file(*o.output, fleet::fleet_to_json(*fleet).dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n",
+        write_output_file(*o.output, json_text(fleet::fleet_to_json(*fleet)),
                           "-o", ExistingOutput::replace_regular);
     } catch (const InputError& e) {
       std::cerr << "interprobe: error: " << printable(e.what()) << "\n";

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cpuid.hpp"
+#include "common/json_text.hpp"
 #include "common/text.hpp"
 
 namespace interprobe::snapshot {
@@ -226,7 +227,7 @@ void Capture::finish() {
   m["files"] = manifest_.files;
   m["links"] = manifest_.links;
   m["bytes"] = manifest_.bytes;
-  output_.write_file("manifest.json", m.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n");
+  output_.write_file("manifest.json", json_text(m));
 }
 
 }  // namespace interprobe::snapshot

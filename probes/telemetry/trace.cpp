@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/json_text.hpp"
 #include "common/output_file.hpp"
 #include "common/user_file.hpp"
 
@@ -185,7 +186,7 @@ std::string trace_to_json_text(const Trace& t) {
     put(o, "tensor_active_fraction", s.tensor_active_fraction), put(o, "dram_active_fraction", s.dram_active_fraction);
     j["samples"].push_back(std::move(o));
   }
-  return j.dump(1, ' ', true, json::error_handler_t::replace) + "\n";
+  return json_text(j, 1);
 }
 
 void write_trace_file(const std::filesystem::path& path, const Trace& trace) {

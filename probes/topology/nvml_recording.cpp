@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.hpp"
 #include "common/text.hpp"
 #include "probes/topology/nvlink_rate.hpp"
 #include "probes/topology/nvml_topology.hpp"
@@ -192,7 +193,7 @@ std::string encode_nvml_recording(const NvmlTopology& data) {
     p2p.push_back({{"a", p.a_bdf}, {"b", p.b_bdf}, {"read", opt_name(p.status.read)}, {"write", opt_name(p.status.write)},
                    {"atomics", opt_name(p.status.atomics)}, {"nvlink", opt_name(p.status.nvlink)}});
   j["p2p"] = p2p;
-  return j.dump(2, ' ', true, json::error_handler_t::replace) + "\n";
+  return json_text(j);
 }
 
 }  // namespace interprobe

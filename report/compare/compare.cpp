@@ -141,6 +141,21 @@ struct TestResult {
   bool band_around_baseline = false;  // `a` is a band drawn around the baseline's value (cv)
 };
 
+// One run's value within what a host copy loop resolves of the other's (a few CPU cycles a copy).
+bool within_resolution(const RunValue& a, const RunValue& b) {
+  return (a.spread && inside(b.value, a.spread->resolution_low, a.spread->resolution_high)) ||
+         (b.spread && inside(a.value, b.spread->resolution_low, b.spread->resolution_high));
+}
+
+// Some run of one side within the other's resolution: more runs narrow the noise of the medians,
+// not the loop's few cycles a copy.
+bool within_resolution(const SideSummary& a, const SideSummary& b) {
+  for (const auto& ra : a.runs)
+    for (const auto& rb : b.runs)
+      if (within_resolution(ra, rb)) return true;
+  return false;
+}
+
 // Noise as the runs themselves saw it, beside the intervals of the medians (which say how well
 // each run knows its own median, not how much a second run moves it): a difference within either
 // run's sample CV (nvbench's compare rule), or one run's value inside the range most of the other's
@@ -156,23 +171,11 @@ std::optional<std::string_view> sample_noise_rule(const RunValue& a, const RunVa
       std::abs(b.value - a.value) <= std::max(*sa.cv_fraction, *sb.cv_fraction) * std::abs(a.value))
     return "cv";
   if (inside(b.value, sa.typical_low, sa.typical_high) || inside(a.value, sb.typical_low, sb.typical_high)) return "modes";
-  if (inside(b.value, sa.resolution_low, sa.resolution_high) || inside(a.value, sb.resolution_low, sb.resolution_high))
-    return "resolution";
+  if (within_resolution(a, b)) return "resolution";
   if (sa.passes_low && sa.passes_high && sb.passes_low && sb.passes_high &&
       overlap(Interval{*sa.passes_low, *sa.passes_high}, Interval{*sb.passes_low, *sb.passes_high}))
     return "passes";
   return std::nullopt;
-}
-
-// Whether some run of one side lies within what a host copy loop resolves of some run of the
-// other: more runs narrow the noise of the medians, not the loop's few cycles a copy.
-bool within_resolution(const SideSummary& a, const SideSummary& b) {
-  for (const auto& ra : a.runs)
-    for (const auto& rb : b.runs)
-      if ((ra.spread && inside(rb.value, ra.spread->resolution_low, ra.spread->resolution_high)) ||
-          (rb.spread && inside(ra.value, rb.spread->resolution_low, rb.spread->resolution_high)))
-        return true;
-  return false;
 }
 
 TestResult run_test(const std::string& path, const SideSummary& a, const SideSummary& b, const Options& o) {

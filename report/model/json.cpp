@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.hpp"
 #include "common/user_file.hpp"
 #include "report/model/json_codec.hpp"
 #include "report/model/json_input.hpp"
@@ -49,10 +50,7 @@ void check_upgraded(const Report& report, const std::string& label) {
 }  // namespace
 
 std::string to_json_text(const Report& r, int indent) {
-  // Machine strings are untrusted and may hold invalid UTF-8: replace, never throw. ASCII only
-  // (every control and non-ASCII character a \u escape), so `cat report.json` or `--json` on a
-  // terminal cannot carry a control sequence either.
-  return report_to_json(r).dump(indent, ' ', true, json::error_handler_t::replace) + "\n";
+  return json_text(report_to_json(r), indent);
 }
 
 Report parse_report_text(const std::string& text, const std::string& label) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.hpp"
 #include "report/model/metrics.hpp"
 #include "report/policy/facts.hpp"
 #include "report/render/renderers.hpp"
@@ -151,11 +152,10 @@ std::string junit_document(const std::vector<NamedCheck>& suites, bool warn_gate
 }
 
 // Strings from the machine may hold any bytes: replace what is not UTF-8 instead of throwing.
-std::string dump(const nlohmann::json& j) { return j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n"; }
 
 }  // namespace
 
-std::string check_json(const CheckResult& c, bool warn_gates) { return dump(result_json(c, warn_gates)); }
+std::string check_json(const CheckResult& c, bool warn_gates) { return json_text(result_json(c, warn_gates)); }
 
 std::string escape_xml(const std::string& raw) { return render::escape_xml(raw); }
 
@@ -195,7 +195,7 @@ std::string fleet_check_json(const std::vector<NamedCheck>& suites, bool warn_ga
     one["suite"] = s.name;
     list.push_back(std::move(one));
   }
-  return dump({{"passed", !fleet_check_failed(suites, warn_gates)}, {"suites", std::move(list)}});
+  return json_text({{"passed", !fleet_check_failed(suites, warn_gates)}, {"suites", std::move(list)}});
 }
 
 std::string fleet_check_junit(const std::vector<NamedCheck>& suites, bool warn_gates) { return junit_document(suites, warn_gates); }
