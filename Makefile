@@ -13,17 +13,28 @@ ifneq ($(CCACHE),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 endif
 
-.PHONY: run test build deps deps-test clean
+.PHONY: run test build build-runtime configure deps deps-test package clean
 
-run: deps build
+# `run` builds only the binary and its MPI plugin (target `runtime`), not the tests.
+run: deps build-runtime
 	./$(BUILD)/cli/interprobe run
 
 test: deps-test build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-build:
+configure:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DINTERPROBE_WITH_CUDA=$(CUDA) $(CMAKE_FLAGS)
+
+build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+build-runtime: configure
+	cmake --build $(BUILD) -j $(JOBS) --target runtime
+
+# The Debian package (interprobe_VERSION_ARCH.deb in $(BUILD)/package), dependencies from dpkg-shlibdeps.
+package: deps-test build-runtime
+	cmake --build $(BUILD) -j $(JOBS) --target man_page
+	cd $(BUILD) && cpack -G DEB -B "$$PWD/package"
 
 deps:
 	scripts/install-deps
