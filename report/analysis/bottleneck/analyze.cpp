@@ -92,6 +92,10 @@ std::string lever_for(StepCategory c, const report::Report& r, const report::Bat
     case StepCategory::communication_bandwidth:
       return "more link bandwidth between the GPUs (P2P, NVLink), or a lower TP / expert parallelism to shrink the messages";
     case StepCategory::gemm_memory_bound:
+      if (largest.batch == b.batch)  // one batch priced: nothing to compare it with
+        return fmt::format("a larger batch: the weights are read once per step however many tokens share it (only "
+                           "batch {} was priced; give --batch {},{} to see the modeled gain)",
+                           b.batch, b.batch, 8 * b.batch);
       return fmt::format("a larger batch: the weights are read once per step however many tokens share it (modeled: "
                          "{} tokens/s at batch {} against {} at {})",
                          format_significant(largest.tokens_per_s), largest.batch, format_significant(b.tokens_per_s), b.batch);
@@ -124,6 +128,7 @@ report::WhatIf what_if(std::string change, std::int64_t batch, std::optional<dou
 
 // Removing each of the two largest costs: an upper bound on what its lever can give.
 void removal_what_ifs(const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+  if (!b.bottleneck) return;  // a partial step: removing a part of it says nothing
   std::vector<const report::CategoryTime*> priced;
   for (const auto& c : b.categories)
     if (c.time_us && *c.time_us > 0) priced.push_back(&c);
@@ -131,9 +136,13 @@ void removal_what_ifs(const report::BatchEstimate& b, std::vector<report::WhatIf
   for (std::size_t i = 0; i < priced.size() && i < 2; ++i) {
     double rest = b.modeled_step_us - *priced[i]->time_us;
     if (rest <= 0) continue;
+    std::string note = "upper bound: the step with this cost removed entirely";
+    // Against what was seen, the same saving is a smaller share when the model explains less.
+    if (b.observed_step_us && *b.observed_step_us > *priced[i]->time_us)
+      note += fmt::format("; against the observed {:.1f} ms step: {:+.0f}%", *b.observed_step_us / 1e3,
+                          100 * (*b.observed_step_us / (*b.observed_step_us - *priced[i]->time_us) - 1));
     out.push_back(what_if("without " + phrase(priced[i]->category), b.batch, static_cast<double>(b.batch) / (rest * 1e-6),
-                          b.tokens_per_s, worst(b.provenance, priced[i]->provenance),
-                          "upper bound: the step with this cost removed entirely"));
+                          b.tokens_per_s, worst(b.provenance, priced[i]->provenance), std::move(note)));
   }
 }
 
@@ -316,6 +325,40 @@ void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_price
   set_confidence(w, judged, observed != nullptr, unexplained, host_prices_for_gpus);
 }
 
+// Every workload: do all the weights one rank holds fit its GPU? (At a very large batch every
+// expert is touched, so that step's weight bytes are all of them.) The GPU's memory comes from
+// the report's GPUs, else from the assumed GPU's datasheet.
+void check_memory_fit(const report::Report& r, const WorkloadRequest& rq, const GpuSpec* assumed_gpu,
+                      report::WorkloadEstimate& w) {
+  double weights = workload::decode_step(rq.model, {rq.tp, 1 << 20, 0, 2}).weight_bytes();
+  std::optional<double> memory;
+  std::string whose;
+  if (r.topology && !r.topology->gpus.empty() && r.topology->gpus.front().memory_bytes) {
+    memory = static_cast<double>(*r.topology->gpus.front().memory_bytes);
+    whose = "the report's GPU";
+  } else if (assumed_gpu) {
+    memory = assumed_gpu->memory_gb * 1e9;
+    whose = fmt::format("the {} datasheet (assumed)", assumed_gpu->name);
+  }
+  if (!memory) {
+    w.notes.push_back(fmt::format("memory fit not checked: {:.1f} GB of weights per rank at TP {}, and no GPU memory "
+                                  "in the report (give --assume gpu=NAME)",
+                                  weights / 1e9, rq.tp));
+    return;
+  }
+  // What an engine leaves for activations, CUDA graphs and the KV cache: vLLM's default
+  // --gpu-memory-utilization is 0.9 of the device.
+  bool fits = weights <= 0.9 * *memory;
+  std::string line = fmt::format("memory: {:.1f} GB of weights per GPU at TP {} against {:.0f} GB ({}): {}", weights / 1e9,
+                                 rq.tp, *memory / 1e9, whose,
+                                 fits ? "fits, the rest holds the KV cache" : "does not fit in 90% of it");
+  w.notes.push_back(line);
+  if (fits) return;
+  w.verdict = fmt::format("{} at TP {} does not fit: {}. Priced anyway: {}", w.model, w.tp, line, w.verdict);
+  w.confidence = report::Confidence::low;
+  w.confidence_reason = "the weights do not fit the GPU's memory at this TP: the step as priced cannot run";
+}
+
 }  // namespace
 
 report::WorkloadEstimate describe_workload(const WorkloadRequest& rq) {
@@ -333,14 +376,14 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
                                            const AnalyzeOptions& options) {
   ReportPrices measured(report);
   std::unique_ptr<AssumedPrices> assumed;
-  if (options.assume_gpu) {
-    const GpuSpec* spec = find_gpu_spec(*options.assume_gpu);
-    if (!spec)
-      throw InputError(fmt::format("--assume gpu={}: no published specs for it; known: {}", *options.assume_gpu,
-                                   known_gpu_specs()));
-    assumed = std::make_unique<AssumedPrices>(measured, *spec);
+  if (options.assume) {
+    AssumedTarget target = parse_assume(*options.assume);
+    AssumedPrices::UseMeasured use{measured.compute_measured_on(target.gpu->device_match),
+                                   measured.gpus_are(target.gpu->device_match)};
+    assumed = std::make_unique<AssumedPrices>(measured, std::move(target), use);
   }
   const PriceSource& prices = assumed ? static_cast<const PriceSource&>(*assumed) : measured;
+  const GpuSpec* assumed_gpu = options.assume ? parse_assume(*options.assume).gpu : nullptr;
 
   report::WorkloadEstimate w = describe_workload(rq);
   std::vector<std::int64_t> batches = rq.batches;
@@ -361,8 +404,9 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     w.batches.push_back(to_batch(step, e));
   }
   w.gemm_overtakes_communication_at_batch = rq.tp > 1 ? gemm_overtakes(rq.model, rq, prices) : std::nullopt;
+  // The smallest and the largest batch (the same one when only one was priced).
   for (const report::BatchEstimate* b : {&w.batches.front(), &w.batches.back()}) {
-    if (b == &w.batches.back() && w.batches.size() == 1) break;
+    if (b == &w.batches.back() && w.batches.size() == 1 && !w.what_ifs.empty()) break;
     removal_what_ifs(*b, w.what_ifs);
     lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
     p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
@@ -377,6 +421,15 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
                      std::any_of(report.compute->engines.begin(), report.compute->engines.end(),
                                  [](const report::ComputeEngineResult& e) { return !e.points.empty(); });
   judge(w, report, gpus && host_priced);
+  check_memory_fit(report, rq, assumed_gpu, w);
+  if (!gpus && host_priced && !assumed_gpu && w.confidence == report::Confidence::high) {
+    w.confidence = report::Confidence::medium;
+    w.confidence_reason = "priced from this CPU's measurements: right for the CPU, not for the GPUs that would serve "
+                          "this model";
+  }
+  if (!gpus && host_priced && !assumed_gpu)
+    w.notes.push_back("this host has no GPU: the step is priced from the CPU engine's measurements, i.e. as if the "
+                      "model ran on this CPU; to price a GPU, analyze a report from one or add --assume gpu=NAME");
   return w;
 }
 
@@ -384,10 +437,17 @@ report::BottleneckSection analyze_bottlenecks(const report::Report& report, cons
                                               const AnalyzeOptions& options) {
   report::BottleneckSection s;
   s.sources = ReportPrices(report).sources();
-  if (options.assume_gpu)
-    if (const GpuSpec* spec = find_gpu_spec(*options.assume_gpu))
-      s.sources.push_back(fmt::format("assumed where not measured: {} ({:.0f} GB/s; {})", spec->name, spec->memory_gbps,
-                                      spec->basis));
+  if (options.assume) {
+    AssumedTarget target = parse_assume(*options.assume);
+    ReportPrices measured(report);
+    if (!measured.compute_measured_on(target.gpu->device_match))
+      s.sources.push_back(fmt::format("no GPU engine of this report measured a {}: its GEMMs, memory and launches are "
+                                      "assumed{}",
+                                      target.gpu->name,
+                                      measured.gpus_are(target.gpu->device_match) ? ""
+                                                                                   : ", and so are its all-reduces"));
+    s.sources.push_back("assumed where not measured: " + target.describe());
+  }
   for (const auto& rq : requests) s.workloads.push_back(estimate_workload(report, rq, options));
   return s;
 }
