@@ -80,11 +80,13 @@ bool p2p_missing(const report::Report& r) {
   return false;
 }
 
-std::string lever_for(StepCategory c, const report::Report& r, const report::BatchEstimate& b,
+// `target_p2p_missing`: P2P is off on the GPUs priced (the report's own; never an assumed NVSwitch
+// system's, whatever the report's machine lacks).
+std::string lever_for(StepCategory c, bool target_p2p_missing, const report::BatchEstimate& b,
                       const report::BatchEstimate& largest) {
   switch (c) {
     case StepCategory::communication_latency:
-      if (p2p_missing(r))
+      if (target_p2p_missing)
         return "enable GPU peer-to-peer (a VM: one P2P clique id on every GPU, x-nv-gpudirect-clique=N; bare metal: "
                "ACS/IOMMU), which NCCL's low-latency all-reduce needs; or a lower TP (fewer ranks per all-reduce)";
       return fmt::format("fewer or cheaper all-reduces: a lower TP, or all-reduces captured in CUDA graphs; each of the "
@@ -284,7 +286,7 @@ void set_confidence(report::WorkloadEstimate& w, const report::BatchEstimate& ju
   else set(report::Confidence::high, "every part measured or interpolated (no observed speed given to check against)");
 }
 
-void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_prices_for_gpus) {
+void judge(report::WorkloadEstimate& w, bool target_p2p_missing, bool host_prices_for_gpus) {
   const report::BatchEstimate* observed = worst_explained(w);
   const report::BatchEstimate& judged = observed ? *observed : w.batches.front();
   const report::BatchEstimate& largest = w.batches.back();
@@ -305,7 +307,7 @@ void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_price
   if (largest.bottleneck && &largest != &judged)
     w.verdict += fmt::format("; at batch {}: {} ({:.0f}%)", largest.batch, phrase(*largest.bottleneck),
                              100 * largest.bottleneck_fraction.value_or(0));
-  w.lever = lever_for(top, r, judged, largest);
+  w.lever = lever_for(top, target_p2p_missing, judged, largest);
   double unexplained = observed ? *observed->residual_us / *observed->observed_step_us : 0;
   if (observed && unexplained > kUnexplainedLimit) {
     w.verdict = fmt::format("{}: the model explains {:.0f}% of the observed {:.1f} ms step at batch {}; {:.1f} ms is "
@@ -359,6 +361,35 @@ void check_memory_fit(const report::Report& r, const WorkloadRequest& rq, const 
   w.confidence_reason = "the weights do not fit the GPU's memory at this TP: the step as priced cannot run";
 }
 
+// The closed loop: each assumed or unexplained part names the interprobe command that measures it
+// on the serving machine; `analyze` on the merged report then prices it from the measurement.
+void name_the_measurements(const WorkloadRequest& rq, report::WorkloadEstimate& w) {
+  bool assumed_compute = false, assumed_comm = false, unexplained = false;
+  for (const auto& b : w.batches) {
+    for (const auto& c : b.categories) {
+      if (c.provenance != report::Provenance::assumed) continue;
+      bool comm = c.category == StepCategory::communication_latency || c.category == StepCategory::communication_bandwidth;
+      (comm ? assumed_comm : assumed_compute) = true;
+    }
+    unexplained = unexplained || (b.residual_us && b.observed_step_us && *b.residual_us > 0.25 * *b.observed_step_us);
+  }
+  std::vector<std::string> commands;
+  if (assumed_compute)
+    commands.push_back(fmt::format("`interprobe compute --engine cuda --model {} --tp {} -o c.json` (GEMMs at this "
+                                   "model's shapes, memory bandwidth, launch floors eager and in a graph)",
+                                   rq.config.empty() ? "CONFIG" : rq.config, rq.tp));
+  if (assumed_comm && rq.tp > 1)
+    commands.push_back(fmt::format("`interprobe allreduce -o a.json` on the {} GPUs (the all-reduce curve at TP {})",
+                                   rq.tp, rq.tp));
+  if (unexplained)
+    commands.push_back("`interprobe observe --duration 60s -o o.json` while serving (power, SM activity and "
+                       "utilization per window, tied to this step)");
+  if (commands.empty()) return;
+  w.notes.push_back(fmt::format("to measure what is assumed or unexplained here, on the serving machine: {}; then "
+                                "`interprobe analyze` the report holding them",
+                                fmt::join(commands, "; ")));
+}
+
 }  // namespace
 
 report::WorkloadEstimate describe_workload(const WorkloadRequest& rq) {
@@ -384,6 +415,8 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
   }
   const PriceSource& prices = assumed ? static_cast<const PriceSource&>(*assumed) : measured;
   const GpuSpec* assumed_gpu = options.assume ? parse_assume(*options.assume).gpu : nullptr;
+  // The GPUs priced are the report's own unless --assume names another kind.
+  bool report_gpus_priced = !assumed_gpu || measured.gpus_are(assumed_gpu->device_match);
 
   report::WorkloadEstimate w = describe_workload(rq);
   std::vector<std::int64_t> batches = rq.batches;
@@ -409,7 +442,7 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     if (b == &w.batches.back() && w.batches.size() == 1 && !w.what_ifs.empty()) break;
     removal_what_ifs(*b, w.what_ifs);
     lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
-    p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
+    if (report_gpus_priced) p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
     cuda_graphs_what_if(measured, rq, prices, *b, w.what_ifs);
   }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
@@ -420,8 +453,9 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
                                                     }) &&
                      std::any_of(report.compute->engines.begin(), report.compute->engines.end(),
                                  [](const report::ComputeEngineResult& e) { return !e.points.empty(); });
-  judge(w, report, gpus && host_priced);
+  judge(w, report_gpus_priced && p2p_missing(report), gpus && host_priced);
   check_memory_fit(report, rq, assumed_gpu, w);
+  name_the_measurements(rq, w);
   if (!gpus && host_priced && !assumed_gpu && w.confidence == report::Confidence::high) {
     w.confidence = report::Confidence::medium;
     w.confidence_reason = "priced from this CPU's measurements: right for the CPU, not for the GPUs that would serve "

@@ -123,6 +123,11 @@ TEST(SeedCase, PricesTheAllReducesTheMemoryFloorAndTheLaunchesAndSaysWhatItCanno
   EXPECT_TRUE(any_contains(w.notes, "busy-wait"));
   EXPECT_TRUE(any_contains(w.notes, "dependent chain"));
   EXPECT_TRUE(any_contains(w.notes, "skew"));
+  // The closed loop: what is assumed (GEMMs, memory, launches; the constructed all-reduces) and
+  // the unexplained residual each name the command that measures them.
+  EXPECT_TRUE(any_contains(w.notes, "`interprobe compute --engine cuda --model glm-5-nvfp4.json --tp 8 -o c.json`"));
+  EXPECT_TRUE(any_contains(w.notes, "`interprobe allreduce -o a.json` on the 8 GPUs"));
+  EXPECT_TRUE(any_contains(w.notes, "`interprobe observe --duration 60s -o o.json` while serving"));
   // Batching helps anyway: the modeled curve rises with the batch and the note shows it.
   EXPECT_LT(w.batches[0].tokens_per_s, w.batches[1].tokens_per_s);
   EXPECT_LT(w.batches[1].tokens_per_s, w.batches[2].tokens_per_s);
@@ -413,4 +418,19 @@ TEST(Analyze, AssumedTargetPricesEveryTpFromItsInterconnect) {
     EXPECT_TRUE(contains(e.what(), "link='infiniband'")) << e.what();
     EXPECT_TRUE(contains(e.what(), "pcie-no-p2p")) << e.what();
   }
+}
+
+// The seed report's machine has no P2P; priced as an 8x H100 NVSwitch system instead, neither the
+// lever nor a what-if says "enable GPU peer-to-peer" / "P2P on".
+TEST(SeedCase, AnAssumedNvswitchSystemNeverGetsTheP2pLever) {
+  auto rq = seed_request();
+  rq.observed.clear();
+  rq.model = workload::read_model_config(kModels + "llama-3.1-70b.json");
+  auto w = bn::estimate_workload(seed_report(), rq, assuming("gpu=h100-sxm"));
+  ASSERT_TRUE(w.lever);
+  EXPECT_FALSE(contains(*w.lever, "peer-to-peer")) << *w.lever;
+  for (const auto& wi : w.what_ifs) EXPECT_NE(wi.change, "P2P on");
+  // Its all-reduces come from the NVSwitch table, not the seed VM's constructed sweep.
+  EXPECT_NEAR(category(w.batches.at(0), StepCategory::communication_latency),
+              161 * 8.0 + (8.0 + 1.75 * 256512 / 365e3) / 2, 0.1);  // ring bus factor 2(8-1)/8
 }
