@@ -3,8 +3,10 @@
 predicted / published time per output token, the median absolute error and the worst case, with
 the held-out cases (every third data line, a rule fixed before any tuning) reported apart.
 
-usage: validate.py [--interprobe PATH] [--cases cases.csv] [--markdown]
-Exit 0 always after printing (a benchmark, not a test); exit 2 on a bad case or a failed run."""
+usage: validate.py [--interprobe PATH] [--cases cases.csv] [--markdown] [--max-median F]
+Exit 0 after printing; 1 with --max-median when the median |error| over all cases exceeds F (the
+CTest ModelValidationBench guards against a change that makes the model worse); 2 on a bad case or
+a failed run."""
 import argparse, csv, json, os, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,12 +52,13 @@ def predict(binary, report, case):
 
 def summarize(label, rows):
     if not rows:
-        return
+        return 0
     errors = [abs(r["ratio"] - 1) for r in rows]
     worst = max(rows, key=lambda r: max(r["ratio"], 1 / r["ratio"]))
     print(f"{label}: {len(rows)} cases, median |error| {100 * statistics.median(errors):.1f}%, "
           f"worst {worst['id']} at {worst['ratio']:.2f}x, within 1.5x: "
           f"{sum(1 for r in rows if 1 / 1.5 <= r['ratio'] <= 1.5)}/{len(rows)}")
+    return statistics.median(errors)
 
 
 def main():
@@ -63,6 +66,7 @@ def main():
     ap.add_argument("--interprobe", default=os.path.join(HERE, "..", "..", "build", "cli", "interprobe"))
     ap.add_argument("--cases", default=os.path.join(HERE, "cases.csv"))
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown (for README.md)")
+    ap.add_argument("--max-median", type=float, help="exit 1 when the median |error| of all cases exceeds this")
     a = ap.parse_args()
     cases = read_cases(a.cases)
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,7 +94,10 @@ def main():
     print()
     summarize("tuning set", [r for r in rows if not r["held_out"]])
     summarize("held out", [r for r in rows if r["held_out"]])
-    summarize("all", rows)
+    median = summarize("all", rows)
+    if a.max_median is not None and median > a.max_median:
+        print(f"median |error| {100 * median:.1f}% exceeds --max-median {100 * a.max_median:.1f}%", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
