@@ -341,6 +341,9 @@ void check_memory_fit(const report::Report& r, const WorkloadRequest& rq, const 
   } else if (assumed_gpu) {
     memory = assumed_gpu->memory_gb * 1e9;
     whose = fmt::format("the {} datasheet (assumed)", assumed_gpu->name);
+  } else if ((!r.topology || r.topology->gpus.empty()) && r.system && r.system->memory_bytes) {
+    memory = static_cast<double>(*r.system->memory_bytes);  // no GPU: the CPU would hold the weights
+    whose = "this host's memory: no GPU here";
   }
   if (!memory) {
     w.notes.push_back(fmt::format("memory fit not checked: {:.1f} GB of weights per rank at TP {}, and no GPU memory "
@@ -351,7 +354,7 @@ void check_memory_fit(const report::Report& r, const WorkloadRequest& rq, const 
   // What an engine leaves for activations, CUDA graphs and the KV cache: vLLM's default
   // --gpu-memory-utilization is 0.9 of the device.
   bool fits = weights <= 0.9 * *memory;
-  std::string line = fmt::format("memory: {:.1f} GB of weights per GPU at TP {} against {:.0f} GB ({}): {}", weights / 1e9,
+  std::string line = fmt::format("memory: {:.1f} GB of weights per rank at TP {} against {:.0f} GB ({}): {}", weights / 1e9,
                                  rq.tp, *memory / 1e9, whose,
                                  fits ? "fits, the rest holds the KV cache" : "does not fit in 90% of it");
   w.notes.push_back(line);

@@ -343,6 +343,15 @@ TEST(Analyze, ACpuReportNeverPricesAnAssumedGpu) {
   auto cpu = bn::estimate_workload(r, rq);
   EXPECT_NE(cpu.confidence, report::Confidence::high);
   EXPECT_TRUE(any_contains(cpu.notes, "this host has no GPU"));
+  // DeepSeek-V3 at TP 1 on a 23.5 GiB host (issue 32: 0.163 tokens/s, confidence high): 680 GB of
+  // weights do not fit its memory, and the verdict says so first.
+  r.system.emplace();
+  r.system->memory_bytes = static_cast<std::int64_t>(23.5 * (1LL << 30));
+  auto dsv3 = example_request("deepseek-v3.json", 1, {1});
+  auto big = bn::estimate_workload(r, dsv3);
+  EXPECT_TRUE(contains(big.verdict, "does not fit")) << big.verdict;
+  EXPECT_TRUE(contains(big.verdict, "no GPU here")) << big.verdict;
+  EXPECT_EQ(big.confidence, report::Confidence::low);
 }
 
 // Every workload gets a memory-fit check: Llama-3.1-70B in bf16 (141 GB) on one H100 does not fit.
