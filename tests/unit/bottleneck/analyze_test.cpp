@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "report/analysis/bottleneck/analyze.hpp"
@@ -442,4 +444,15 @@ TEST(SeedCase, AnAssumedNvswitchSystemNeverGetsTheP2pLever) {
   // Its all-reduces come from the NVSwitch table, not the seed VM's constructed sweep.
   EXPECT_NEAR(category(w.batches.at(0), StepCategory::communication_latency),
               161 * 8.0 + (8.0 + 1.75 * 256512 / 365e3) / 2, 0.1);  // ring bus factor 2(8-1)/8
+}
+
+// The seed fixture's GPUs are RTX PRO 6000 Blackwell Server Edition everywhere: its PCI records
+// once kept the replayed tree's H100 PCIe id (10de:2331) under the RTX name.
+TEST(SeedCase, TheFixturesGpusCarryTheRtxPro6000IdNotTheH100s) {
+  std::ifstream in(kFixtures + "/seed-case/report.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  EXPECT_FALSE(contains(text, "\"2331\"")) << "a GPU record keeps the H100 PCIe device id";
+  EXPECT_FALSE(contains(text, "H100"));
+  EXPECT_TRUE(contains(text, "\"vendor_device\": \"10de:2bb5\""));
 }
