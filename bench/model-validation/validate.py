@@ -21,10 +21,31 @@ EMPTY_REPORT = {"schema_version": "2.1.0",
 LINKS = {"rtx-pro-6000": "pcie-no-p2p"}  # the seed VM: PCIe without P2P (nvidia-smi topo: NS)
 
 
+def fail(message):
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
+REQUIRED = ("id", "source", "hardware", "gpu_key", "gpus", "tp", "ep", "dtype", "engine", "engine_version", "batch",
+            "input_tokens", "output_tokens", "spec_decode", "published_ms", "context_tokens", "context_basis", "config")
+
+
 def read_cases(path):
     with open(path) as f:
         rows = [line for line in f if not line.startswith("#")]
-    return list(csv.DictReader(rows))
+    cases = list(csv.DictReader(rows))
+    for n, case in enumerate(cases, start=1):
+        for field in REQUIRED:
+            if not (case.get(field) or "").strip():
+                fail(f"{path}: case {n} ({case.get('id') or '?'}): field '{field}' is empty; every case records "
+                         "its source and serving conditions")
+        try:
+            ok = float(case["published_ms"]) > 0 and int(case["batch"]) > 0 and int(case["tp"]) > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            fail(f"{path}: case {n} ({case['id']}): published_ms, batch and tp must be positive numbers")
+    return cases
 
 
 def assume_arg(case):
@@ -44,7 +65,7 @@ def predict(binary, report, case):
            "--batch", case["batch"], "--context", case["context_tokens"], "--assume", assume_arg(case), "--json", "-q"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode not in (0, 1):
-        sys.exit(f"{case['id']}: {' '.join(cmd)} exited {out.returncode}: {out.stderr.strip()}")
+        fail(f"{case['id']}: {' '.join(cmd)} exited {out.returncode}: {out.stderr.strip()}")
     w = json.loads(out.stdout)["bottlenecks"]["workloads"][0]
     b = w["batches"][0]
     return b["modeled_step_us"] / 1e3, w
