@@ -58,6 +58,20 @@ double gemm_us(const report::BatchEstimate& b) {
   return category_us(b, StepCategory::gemm_memory_bound) + category_us(b, StepCategory::gemm_compute_bound);
 }
 
+report::Provenance category_provenance(const report::BatchEstimate& b, StepCategory c) {
+  for (const auto& t : b.categories)
+    if (t.category == c) return t.provenance;
+  return report::Provenance::not_measured;
+}
+
+// A measured part "leading" parts that are only assumed is a comparison of unlike numbers: say so.
+bool lead_is_measured_among_assumed(const report::BatchEstimate& b, StepCategory top) {
+  if (category_provenance(b, top) == report::Provenance::assumed) return false;
+  return std::any_of(b.categories.begin(), b.categories.end(), [&](const report::CategoryTime& t) {
+    return t.category != top && t.time_us && *t.time_us > 0 && t.provenance == report::Provenance::assumed;
+  });
+}
+
 std::string phrase(StepCategory c) {
   switch (c) {
     case StepCategory::communication_latency: return "all-reduce latency";
@@ -311,9 +325,12 @@ void judge(report::WorkloadEstimate& w, bool target_p2p_missing, bool host_price
   double unexplained = observed ? *observed->residual_us / *observed->observed_step_us : 0;
   if (observed && unexplained > kUnexplainedLimit) {
     w.verdict = fmt::format("{}: the model explains {:.0f}% of the observed {:.1f} ms step at batch {}; {:.1f} ms is "
-                            "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms)",
+                            "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms, "
+                            "{}{})",
                             who, 100 * (1 - unexplained), *observed->observed_step_us / 1e3, observed->batch,
-                            *observed->residual_us / 1e3, phrase(top), category_us(*observed, top) / 1e3);
+                            *observed->residual_us / 1e3, phrase(top), category_us(*observed, top) / 1e3,
+                            report::to_string(category_provenance(*observed, top)),
+                            lead_is_measured_among_assumed(*observed, top) ? "; parts it leads are only assumed" : "");
     w.lever = "measure what the model leaves out before changing the machine: all-reduce latency in a dependent chain "
               "with compute between calls, SM activity during decode, skew between ranks; batching helps meanwhile";
     w.notes.push_back("GPU utilization (NVML) counts any running kernel, NCCL's busy-wait kernels included: \"100% "

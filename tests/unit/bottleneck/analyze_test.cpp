@@ -456,3 +456,24 @@ TEST(SeedCase, TheFixturesGpusCarryTheRtxPro6000IdNotTheH100s) {
   EXPECT_FALSE(contains(text, "H100"));
   EXPECT_TRUE(contains(text, "\"vendor_device\": \"10de:2bb5\""));
 }
+
+// The verdict names how the leading part was priced, and says so when a measured part "leads"
+// parts that are all assumed (the seed's all-reduce sweep, were it measured, against assumed GEMMs).
+TEST(SeedCase, TheVerdictSaysWhenAMeasuredPartLeadsOnlyAssumedOnes) {
+  auto r = seed_report();
+  r.collective->allreduce.at(0).notes.clear();  // as if measured
+  // Qwen3-30B-A3B at TP 8 reads ~1 GB per rank at batch 1: the 97 all-reduces at 50 us lead.
+  auto rq = seed_request();
+  rq.model = workload::read_model_config(kModels + "qwen3-30b-a3b.json");
+  rq.batches = {1};
+  rq.observed = {{1, 1e6 / 10.33}};
+  auto w = bn::estimate_workload(r, rq, seed_assumptions());
+  const auto& b1 = w.batches.at(0);
+  ASSERT_GT(category(b1, StepCategory::communication_latency), category(b1, StepCategory::gemm_memory_bound));
+  EXPECT_TRUE(contains(w.verdict, "all-reduce latency leads")) << w.verdict;
+  EXPECT_TRUE(contains(w.verdict, "interpolated; parts it leads are only assumed")) << w.verdict;
+  // As the fixture is (constructed), every part is assumed and no such remark is made.
+  auto constructed = bn::estimate_workload(seed_report(), rq, seed_assumptions());
+  EXPECT_TRUE(contains(constructed.verdict, "ms, assumed)")) << constructed.verdict;
+  EXPECT_FALSE(contains(constructed.verdict, "parts it leads")) << constructed.verdict;
+}
