@@ -378,7 +378,7 @@ void check_memory_fit(const report::Report& r, const WorkloadRequest& rq, const 
   if (fits) return;
   w.verdict = fmt::format("{} at TP {} does not fit: {}. Priced anyway: {}", w.model, w.tp, line, w.verdict);
   w.confidence = report::Confidence::low;
-  w.confidence_reason = "the weights do not fit the GPU's memory at this TP: the step as priced cannot run";
+  w.confidence_reason = "the weights do not fit the memory at this TP: the step as priced cannot run";
 }
 
 // The closed loop: each assumed or unexplained part names the interprobe command that measures it
