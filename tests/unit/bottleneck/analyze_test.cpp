@@ -269,7 +269,7 @@ TEST(SeedCase, P2pOnRepricesTheAllReducesFromPublishedNumbersMarkedAssumed) {
   ASSERT_TRUE(p2p->tokens_per_s);
   EXPECT_NEAR(*p2p->tokens_per_s, 1e6 / step_us, 1e-3 * 1e6 / step_us);
   EXPECT_EQ(p2p->provenance, report::Provenance::assumed);
-  EXPECT_TRUE(contains(p2p->note, "NVML reports no P2P")) << p2p->note;
+  EXPECT_TRUE(contains(p2p->note, "the report records (NVML was not used) no P2P")) << p2p->note;  // constructed
   // About 4 ms of the observed 96.8 ms: P2P alone is not the lever this step needs.
   double saved_percent = (before_us - after_us) / *b1.observed_step_us * 100;
   EXPECT_TRUE(contains(p2p->note, fmt::format("{:.0f}% of the observed", saved_percent))) << p2p->note;
