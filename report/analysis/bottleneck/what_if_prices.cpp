@@ -11,7 +11,7 @@ namespace {
 constexpr std::array<PublishedP2pAllreduce, 1> kPublished{{
     {"pcie", 8, 24, 39,
      "8x RTX PRO 6000 on bare metal, PCIe Gen5, P2P on: 256 B-64 KiB in ~24 us, busbw 37-41 GB/s (community "
-     "numbers, reference.md section 9)"},
+     "nccl-tests numbers)"},
 }};
 
 bool p2p_ok(const std::optional<report::P2pCapability>& c) { return c && *c == report::P2pCapability::ok; }
