@@ -79,19 +79,17 @@ void add_workload_options(CLI::App* app, WorkloadOptions& o) {
       ->check(finite_number());
   app->add_option("--tokens-per-s", o.tokens_per_s, "Observed output tokens/s in all (one per --concurrency)");
   app->add_option("--concurrency", o.concurrency, "Concurrent requests of each observed speed (default 1)");
-  app->add_option("--assume", o.assume, "gpu=NAME: price what the report did not measure from published specs (marked "
-                                        "assumed); NAME: " + bottleneck::known_gpu_specs());
+  app->add_option("--assume", o.assume, "gpu=NAME[,link=KEY][,engine=KEY][,graphs=on|off][,host_us=N]: price what the "
+                                        "report did not measure from published figures (marked assumed); NAME: " +
+                                            bottleneck::known_gpu_specs() + "; link: " + bottleneck::known_link_specs() +
+                                            "; engine: " + bottleneck::known_engine_specs());
 }
 
 PreparedWorkloads prepare_workloads(const WorkloadOptions& o) {
   PreparedWorkloads p;
   if (o.assume) {
-    std::string key = *o.assume;
-    if (key.rfind("gpu=", 0) != 0) throw InputError(fmt::format("--assume '{}': give gpu=NAME ({})", key, bottleneck::known_gpu_specs()));
-    key = key.substr(4);
-    if (!bottleneck::find_gpu_spec(key))
-      throw InputError(fmt::format("--assume gpu={}: no published specs for it; known: {}", key, bottleneck::known_gpu_specs()));
-    p.analyze.assume_gpu = key;
+    bottleneck::parse_assume(*o.assume);  // a bad part exits 2 before the report is read
+    p.analyze.assume = *o.assume;
   }
   if (o.context_tokens < 0 || o.context_tokens > (1LL << 24))
     throw InputError(fmt::format("--context {}: give cached tokens from 0 to 16777216", o.context_tokens));

@@ -68,7 +68,14 @@ void p2p_refused(const TopologySection& s, std::vector<Finding>& out) {
   Finding f;
   f.id = "topology.p2p_not_supported";
   f.severity = Severity::warn;
-  f.title = fmt::format("NVML refuses P2P reads for {} of {} GPU pairs ({})", refused, pairs, summary);
+  // The P2P status comes from NVML on a live run or a recording; a report that says NVML was not
+  // used got it elsewhere (a constructed fixture), and the finding says so instead of citing NVML.
+  if (s.nvml_source)
+    f.title = fmt::format("NVML refuses P2P reads for {} of {} GPU pairs ({})", refused, pairs, summary);
+  else
+    f.title = fmt::format("P2P reads not supported for {} of {} GPU pairs ({}), as the report records it: NVML was not "
+                          "used ({})",
+                          refused, pairs, summary, s.nvml_reason.value_or("no reason given"));
   f.evidence = {{"pairs", static_cast<std::int64_t>(pairs)},
                 {"refused", static_cast<std::int64_t>(refused)},
                 {"example_pair", first->a_bdf + " " + first->b_bdf},

@@ -94,7 +94,8 @@ std::string sweep_path(const std::vector<std::string>& segs, const report::Metri
 const std::map<std::string, std::string>& help_texts() {
   static const std::map<std::string, std::string> help{
       {"interprobe_info", "Always 1: the interprobe version, report schema, hypervisor and machine type, whether the report "
-                          "was measured live (not replayed from --root) and whether simulated vendor libraries were loaded"},
+                          "was measured live (not replayed from --root), whether simulated vendor libraries were loaded and whether "
+                          "parts of it were constructed (a fixture or example) rather than measured"},
       {"interprobe_probe_ok", "1 when the probe finished (status ok), 0 when it was unsupported, skipped or failed"},
       {"interprobe_finding", "1 for each finding of the report (id and severity as in the report)"},
       {"interprobe_probe_duration_seconds", "Wall time each probe took, seconds"},
@@ -192,6 +193,18 @@ class FamilyTable {
   std::set<std::string> series_;
 };
 
+// A report (or part of one) its writer constructed rather than measured, as fixtures and
+// examples are: a collective sweep noted "constructed", or topology whose NVML reason says so.
+bool constructed(const report::Report& r) {
+  auto says = [](const std::string& text) { return text.find("constructed") != std::string::npos; };
+  if (r.topology && r.topology->nvml_reason && says(*r.topology->nvml_reason)) return true;
+  if (r.collective)
+    for (const auto& s : r.collective->allreduce)
+      for (const auto& n : s.notes)
+        if (says(n)) return true;
+  return false;
+}
+
 void add_info(const report::Report& r, FamilyTable& t) {
   std::map<std::string, std::string> labels{{"version", prometheus_label_value(r.tool.version)},
                                             {"schema_version", prometheus_label_value(r.schema_version)},
@@ -199,6 +212,7 @@ void add_info(const report::Report& r, FamilyTable& t) {
   bool simulated = false;
   for (const auto& [name, lib] : r.tool.libraries) simulated = simulated || lib.simulated.has_value();
   labels["simulated"] = simulated ? "true" : "false";
+  labels["constructed"] = constructed(r) ? "true" : "false";
   if (const auto& v = r.virtualization) {
     labels["hypervisor"] = prometheus_label_value(v->hypervisor);
     labels["container"] = prometheus_label_value(v->container);

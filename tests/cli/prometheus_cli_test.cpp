@@ -166,6 +166,11 @@ TEST(PrometheusCli, AssumedNumbersCarryTheirProvenance) {
     }
   }
   EXPECT_TRUE(provenances.count("assumed")) << "GEMMs priced from h100-sxm specs must say so";
+  // The seed report is a constructed fixture: the info series says so (it said only simulated="false").
+  ASSERT_TRUE(f.contains("interprobe_info"));
+  EXPECT_EQ(f["interprobe_info"]["samples"][0]["labels"]["constructed"], "true") << f["interprobe_info"];
+  auto measured = metrics_of({"report", kSource + "/examples/reports/this-vm-run.json", "--format", "prometheus"});
+  EXPECT_EQ(measured["interprobe_info"]["samples"][0]["labels"]["constructed"], "false") << measured["interprobe_info"];
   if (f.contains("interprobe_bandwidth_expected_gbps")) {
     for (const auto& s : f["interprobe_bandwidth_expected_gbps"]["samples"]) EXPECT_EQ(s["labels"]["provenance"], "not_measured");
   }

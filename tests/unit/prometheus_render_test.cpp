@@ -205,7 +205,7 @@ TEST(PrometheusRender, OneHelpAndTypePerFamilyThenItsSamplesWithoutTimestamps) {
   EXPECT_GT(samples, 8);
   EXPECT_NE(text.find("interprobe_finding{id=\"virt.machine_type_i440fx\",severity=\"warn\"} 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("interprobe_probe_ok{probe=\"bandwidth\"} 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("interprobe_info{container=\"none\",hypervisor=\"kvm\",live=\"true\",machine_type=\"q35\","),
+  EXPECT_NE(text.find("interprobe_info{constructed=\"false\",container=\"none\",hypervisor=\"kvm\",live=\"true\",machine_type=\"q35\","),
             std::string::npos)
       << text;
 }

@@ -58,6 +58,20 @@ double gemm_us(const report::BatchEstimate& b) {
   return category_us(b, StepCategory::gemm_memory_bound) + category_us(b, StepCategory::gemm_compute_bound);
 }
 
+report::Provenance category_provenance(const report::BatchEstimate& b, StepCategory c) {
+  for (const auto& t : b.categories)
+    if (t.category == c) return t.provenance;
+  return report::Provenance::not_measured;
+}
+
+// A measured part "leading" parts that are only assumed is a comparison of unlike numbers: say so.
+bool lead_is_measured_among_assumed(const report::BatchEstimate& b, StepCategory top) {
+  if (category_provenance(b, top) == report::Provenance::assumed) return false;
+  return std::any_of(b.categories.begin(), b.categories.end(), [&](const report::CategoryTime& t) {
+    return t.category != top && t.time_us && *t.time_us > 0 && t.provenance == report::Provenance::assumed;
+  });
+}
+
 std::string phrase(StepCategory c) {
   switch (c) {
     case StepCategory::communication_latency: return "all-reduce latency";
@@ -80,11 +94,13 @@ bool p2p_missing(const report::Report& r) {
   return false;
 }
 
-std::string lever_for(StepCategory c, const report::Report& r, const report::BatchEstimate& b,
+// `target_p2p_missing`: P2P is off on the GPUs priced (the report's own; never an assumed NVSwitch
+// system's, whatever the report's machine lacks).
+std::string lever_for(StepCategory c, bool target_p2p_missing, const report::BatchEstimate& b,
                       const report::BatchEstimate& largest) {
   switch (c) {
     case StepCategory::communication_latency:
-      if (p2p_missing(r))
+      if (target_p2p_missing)
         return "enable GPU peer-to-peer (a VM: one P2P clique id on every GPU, x-nv-gpudirect-clique=N; bare metal: "
                "ACS/IOMMU), which NCCL's low-latency all-reduce needs; or a lower TP (fewer ranks per all-reduce)";
       return fmt::format("fewer or cheaper all-reduces: a lower TP, or all-reduces captured in CUDA graphs; each of the "
@@ -92,6 +108,10 @@ std::string lever_for(StepCategory c, const report::Report& r, const report::Bat
     case StepCategory::communication_bandwidth:
       return "more link bandwidth between the GPUs (P2P, NVLink), or a lower TP / expert parallelism to shrink the messages";
     case StepCategory::gemm_memory_bound:
+      if (largest.batch == b.batch)  // one batch priced: nothing to compare it with
+        return fmt::format("a larger batch: the weights are read once per step however many tokens share it (only "
+                           "batch {} was priced; give --batch {},{} to see the modeled gain)",
+                           b.batch, b.batch, 8 * b.batch);
       return fmt::format("a larger batch: the weights are read once per step however many tokens share it (modeled: "
                          "{} tokens/s at batch {} against {} at {})",
                          format_significant(largest.tokens_per_s), largest.batch, format_significant(b.tokens_per_s), b.batch);
@@ -124,6 +144,7 @@ report::WhatIf what_if(std::string change, std::int64_t batch, std::optional<dou
 
 // Removing each of the two largest costs: an upper bound on what its lever can give.
 void removal_what_ifs(const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+  if (!b.bottleneck) return;  // a partial step: removing a part of it says nothing
   std::vector<const report::CategoryTime*> priced;
   for (const auto& c : b.categories)
     if (c.time_us && *c.time_us > 0) priced.push_back(&c);
@@ -131,9 +152,13 @@ void removal_what_ifs(const report::BatchEstimate& b, std::vector<report::WhatIf
   for (std::size_t i = 0; i < priced.size() && i < 2; ++i) {
     double rest = b.modeled_step_us - *priced[i]->time_us;
     if (rest <= 0) continue;
+    std::string note = "upper bound: the step with this cost removed entirely";
+    // Against what was seen, the same saving is a smaller share when the model explains less.
+    if (b.observed_step_us && *b.observed_step_us > *priced[i]->time_us)
+      note += fmt::format("; against the observed {:.1f} ms step: {:+.0f}%", *b.observed_step_us / 1e3,
+                          100 * (*b.observed_step_us / (*b.observed_step_us - *priced[i]->time_us) - 1));
     out.push_back(what_if("without " + phrase(priced[i]->category), b.batch, static_cast<double>(b.batch) / (rest * 1e-6),
-                          b.tokens_per_s, worst(b.provenance, priced[i]->provenance),
-                          "upper bound: the step with this cost removed entirely"));
+                          b.tokens_per_s, worst(b.provenance, priced[i]->provenance), std::move(note)));
   }
 }
 
@@ -275,7 +300,7 @@ void set_confidence(report::WorkloadEstimate& w, const report::BatchEstimate& ju
   else set(report::Confidence::high, "every part measured or interpolated (no observed speed given to check against)");
 }
 
-void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_prices_for_gpus) {
+void judge(report::WorkloadEstimate& w, bool target_p2p_missing, bool host_prices_for_gpus) {
   const report::BatchEstimate* observed = worst_explained(w);
   const report::BatchEstimate& judged = observed ? *observed : w.batches.front();
   const report::BatchEstimate& largest = w.batches.back();
@@ -296,13 +321,16 @@ void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_price
   if (largest.bottleneck && &largest != &judged)
     w.verdict += fmt::format("; at batch {}: {} ({:.0f}%)", largest.batch, phrase(*largest.bottleneck),
                              100 * largest.bottleneck_fraction.value_or(0));
-  w.lever = lever_for(top, r, judged, largest);
+  w.lever = lever_for(top, target_p2p_missing, judged, largest);
   double unexplained = observed ? *observed->residual_us / *observed->observed_step_us : 0;
   if (observed && unexplained > kUnexplainedLimit) {
     w.verdict = fmt::format("{}: the model explains {:.0f}% of the observed {:.1f} ms step at batch {}; {:.1f} ms is "
-                            "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms)",
+                            "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms, "
+                            "{}{})",
                             who, 100 * (1 - unexplained), *observed->observed_step_us / 1e3, observed->batch,
-                            *observed->residual_us / 1e3, phrase(top), category_us(*observed, top) / 1e3);
+                            *observed->residual_us / 1e3, phrase(top), category_us(*observed, top) / 1e3,
+                            report::to_string(category_provenance(*observed, top)),
+                            lead_is_measured_among_assumed(*observed, top) ? "; parts it leads are only assumed" : "");
     w.lever = "measure what the model leaves out before changing the machine: all-reduce latency in a dependent chain "
               "with compute between calls, SM activity during decode, skew between ranks; batching helps meanwhile";
     w.notes.push_back("GPU utilization (NVML) counts any running kernel, NCCL's busy-wait kernels included: \"100% "
@@ -314,6 +342,72 @@ void judge(report::WorkloadEstimate& w, const report::Report& r, bool host_price
   }
   if (w.batches.size() > 1 && w.tp > 1) w.notes.push_back(batching_note(w));
   set_confidence(w, judged, observed != nullptr, unexplained, host_prices_for_gpus);
+}
+
+// Every workload: do all the weights one rank holds fit its GPU? (At a very large batch every
+// expert is touched, so that step's weight bytes are all of them.) The GPU's memory comes from
+// the report's GPUs, else from the assumed GPU's datasheet.
+void check_memory_fit(const report::Report& r, const WorkloadRequest& rq, const GpuSpec* assumed_gpu,
+                      report::WorkloadEstimate& w) {
+  double weights = workload::decode_step(rq.model, {rq.tp, 1 << 20, 0, 2}).weight_bytes();
+  std::optional<double> memory;
+  std::string whose;
+  if (r.topology && !r.topology->gpus.empty() && r.topology->gpus.front().memory_bytes) {
+    memory = static_cast<double>(*r.topology->gpus.front().memory_bytes);
+    whose = "the report's GPU";
+  } else if (assumed_gpu) {
+    memory = assumed_gpu->memory_gb * 1e9;
+    whose = fmt::format("the {} datasheet (assumed)", assumed_gpu->name);
+  } else if ((!r.topology || r.topology->gpus.empty()) && r.system && r.system->memory_bytes) {
+    memory = static_cast<double>(*r.system->memory_bytes);  // no GPU: the CPU would hold the weights
+    whose = "this host's memory: no GPU here";
+  }
+  if (!memory) {
+    w.notes.push_back(fmt::format("memory fit not checked: {:.1f} GB of weights per rank at TP {}, and no GPU memory "
+                                  "in the report (give --assume gpu=NAME)",
+                                  weights / 1e9, rq.tp));
+    return;
+  }
+  // What an engine leaves for activations, CUDA graphs and the KV cache: vLLM's default
+  // --gpu-memory-utilization is 0.9 of the device.
+  bool fits = weights <= 0.9 * *memory;
+  std::string line = fmt::format("memory: {:.1f} GB of weights per rank at TP {} against {:.0f} GB ({}): {}", weights / 1e9,
+                                 rq.tp, *memory / 1e9, whose,
+                                 fits ? "fits, the rest holds the KV cache" : "does not fit in 90% of it");
+  w.notes.push_back(line);
+  if (fits) return;
+  w.verdict = fmt::format("{} at TP {} does not fit: {}. Priced anyway: {}", w.model, w.tp, line, w.verdict);
+  w.confidence = report::Confidence::low;
+  w.confidence_reason = "the weights do not fit the memory at this TP: the step as priced cannot run";
+}
+
+// The closed loop: each assumed or unexplained part names the interprobe command that measures it
+// on the serving machine; `analyze` on the merged report then prices it from the measurement.
+void name_the_measurements(const WorkloadRequest& rq, report::WorkloadEstimate& w) {
+  bool assumed_compute = false, assumed_comm = false, unexplained = false;
+  for (const auto& b : w.batches) {
+    for (const auto& c : b.categories) {
+      if (c.provenance != report::Provenance::assumed) continue;
+      bool comm = c.category == StepCategory::communication_latency || c.category == StepCategory::communication_bandwidth;
+      (comm ? assumed_comm : assumed_compute) = true;
+    }
+    unexplained = unexplained || (b.residual_us && b.observed_step_us && *b.residual_us > 0.25 * *b.observed_step_us);
+  }
+  std::vector<std::string> commands;
+  if (assumed_compute)
+    commands.push_back(fmt::format("`interprobe compute --engine cuda --model {} --tp {} -o c.json` (GEMMs at this "
+                                   "model's shapes, memory bandwidth, launch floors eager and in a graph)",
+                                   rq.config.empty() ? "CONFIG" : rq.config, rq.tp));
+  if (assumed_comm && rq.tp > 1)
+    commands.push_back(fmt::format("`interprobe allreduce -o a.json` on the {} GPUs (the all-reduce curve at TP {})",
+                                   rq.tp, rq.tp));
+  if (unexplained)
+    commands.push_back("`interprobe observe --duration 60s -o o.json` while serving (power, SM activity and "
+                       "utilization per window, tied to this step)");
+  if (commands.empty()) return;
+  w.notes.push_back(fmt::format("to measure what is assumed or unexplained here, on the serving machine: {}; then "
+                                "`interprobe analyze` the report holding them",
+                                fmt::join(commands, "; ")));
 }
 
 }  // namespace
@@ -333,14 +427,16 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
                                            const AnalyzeOptions& options) {
   ReportPrices measured(report);
   std::unique_ptr<AssumedPrices> assumed;
-  if (options.assume_gpu) {
-    const GpuSpec* spec = find_gpu_spec(*options.assume_gpu);
-    if (!spec)
-      throw InputError(fmt::format("--assume gpu={}: no published specs for it; known: {}", *options.assume_gpu,
-                                   known_gpu_specs()));
-    assumed = std::make_unique<AssumedPrices>(measured, *spec);
+  if (options.assume) {
+    AssumedTarget target = parse_assume(*options.assume);
+    AssumedPrices::UseMeasured use{measured.compute_measured_on(target.gpu->device_match),
+                                   measured.gpus_are(target.gpu->device_match)};
+    assumed = std::make_unique<AssumedPrices>(measured, std::move(target), use);
   }
   const PriceSource& prices = assumed ? static_cast<const PriceSource&>(*assumed) : measured;
+  const GpuSpec* assumed_gpu = options.assume ? parse_assume(*options.assume).gpu : nullptr;
+  // The GPUs priced are the report's own unless --assume names another kind.
+  bool report_gpus_priced = !assumed_gpu || measured.gpus_are(assumed_gpu->device_match);
 
   report::WorkloadEstimate w = describe_workload(rq);
   std::vector<std::int64_t> batches = rq.batches;
@@ -361,11 +457,12 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     w.batches.push_back(to_batch(step, e));
   }
   w.gemm_overtakes_communication_at_batch = rq.tp > 1 ? gemm_overtakes(rq.model, rq, prices) : std::nullopt;
+  // The smallest and the largest batch (the same one when only one was priced).
   for (const report::BatchEstimate* b : {&w.batches.front(), &w.batches.back()}) {
-    if (b == &w.batches.back() && w.batches.size() == 1) break;
+    if (b == &w.batches.back() && w.batches.size() == 1 && !w.what_ifs.empty()) break;
     removal_what_ifs(*b, w.what_ifs);
     lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
-    p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
+    if (report_gpus_priced) p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
     cuda_graphs_what_if(measured, rq, prices, *b, w.what_ifs);
   }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
@@ -376,7 +473,17 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
                                                     }) &&
                      std::any_of(report.compute->engines.begin(), report.compute->engines.end(),
                                  [](const report::ComputeEngineResult& e) { return !e.points.empty(); });
-  judge(w, report, gpus && host_priced);
+  judge(w, report_gpus_priced && p2p_missing(report), gpus && host_priced);
+  check_memory_fit(report, rq, assumed_gpu, w);
+  name_the_measurements(rq, w);
+  if (!gpus && host_priced && !assumed_gpu && w.confidence == report::Confidence::high) {
+    w.confidence = report::Confidence::medium;
+    w.confidence_reason = "priced from this CPU's measurements: right for the CPU, not for the GPUs that would serve "
+                          "this model";
+  }
+  if (!gpus && host_priced && !assumed_gpu)
+    w.notes.push_back("this host has no GPU: the step is priced from the CPU engine's measurements, i.e. as if the "
+                      "model ran on this CPU; to price a GPU, analyze a report from one or add --assume gpu=NAME");
   return w;
 }
 
@@ -384,10 +491,17 @@ report::BottleneckSection analyze_bottlenecks(const report::Report& report, cons
                                               const AnalyzeOptions& options) {
   report::BottleneckSection s;
   s.sources = ReportPrices(report).sources();
-  if (options.assume_gpu)
-    if (const GpuSpec* spec = find_gpu_spec(*options.assume_gpu))
-      s.sources.push_back(fmt::format("assumed where not measured: {} ({:.0f} GB/s; {})", spec->name, spec->memory_gbps,
-                                      spec->basis));
+  if (options.assume) {
+    AssumedTarget target = parse_assume(*options.assume);
+    ReportPrices measured(report);
+    if (!measured.compute_measured_on(target.gpu->device_match))
+      s.sources.push_back(fmt::format("no GPU engine of this report measured a {}: its GEMMs, memory and launches are "
+                                      "assumed{}",
+                                      target.gpu->name,
+                                      measured.gpus_are(target.gpu->device_match) ? ""
+                                                                                   : ", and so are its all-reduces"));
+    s.sources.push_back("assumed where not measured: " + target.describe());
+  }
   for (const auto& rq : requests) s.workloads.push_back(estimate_workload(report, rq, options));
   return s;
 }

@@ -28,7 +28,9 @@ struct WorkloadRequest {
 };
 
 struct AnalyzeOptions {
-  std::optional<std::string> assume_gpu;  // a key of assumed_specs; InputError when unknown
+  // --assume's text: gpu=NAME[,link=KEY][,engine=KEY][,graphs=on|off][,host_us=N] (assumed_specs.hpp);
+  // InputError when a part is unknown.
+  std::optional<std::string> assume;
 };
 
 // The workload's identity (model, config, dtype, TP, context) with nothing priced yet.

@@ -1,5 +1,6 @@
 #include "report/analysis/bottleneck/report_prices.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -38,6 +39,13 @@ const report::ComputeEngineResult* pick_engine(const report::Report& r) {
     if (!best || (e.engine == report::ComputeEngineKind::cuda && best->engine != report::ComputeEngineKind::cuda)) best = &e;
   }
   return best;
+}
+
+// A sweep its writer marked as constructed (a fixture, an example) was not measured: its prices
+// are assumed, whatever the curve's own interpolation says.
+bool constructed(const report::AllreduceSweep& s) {
+  return std::any_of(s.notes.begin(), s.notes.end(),
+                     [](const std::string& n) { return n.find("constructed") != std::string::npos; });
 }
 
 }  // namespace
@@ -123,7 +131,7 @@ std::optional<Price> ReportPrices::all_reduce(std::int64_t bytes, std::int64_t r
   MeasuredCurve curve(std::move(points));
   if (curve.empty()) return std::nullopt;
   auto v = curve.at(static_cast<double>(bytes));
-  return Price{v.y, v.provenance};
+  return Price{v.y, constructed(*sweep) ? worst(v.provenance, Provenance::assumed) : v.provenance};
 }
 
 std::optional<double> ReportPrices::all_reduce_floor_us(std::int64_t ranks) const {
@@ -150,6 +158,18 @@ std::optional<double> ReportPrices::graph_launch_floor_us() const {
   return engine_->launch_floor_graph_us;
 }
 
+bool ReportPrices::compute_measured_on(const std::string& device) const {
+  return engine_ && engine_->engine == report::ComputeEngineKind::cuda && engine_->device &&
+         engine_->device->find(device) != std::string::npos;
+}
+
+bool ReportPrices::gpus_are(const std::string& device) const {
+  if (!report_.topology || report_.topology->gpus.empty()) return false;
+  return std::all_of(report_.topology->gpus.begin(), report_.topology->gpus.end(), [&](const report::Gpu& g) {
+    return g.name && g.name->find(device) != std::string::npos;
+  });
+}
+
 std::vector<std::string> ReportPrices::sources() const {
   std::vector<std::string> out;
   if (engine_)
@@ -158,7 +178,8 @@ std::vector<std::string> ReportPrices::sources() const {
   if (report_.collective)
     for (const auto& s : report_.collective->allreduce)
       if (s.variant == report::AllreduceVariant::default_ && !s.points.empty())
-        out.push_back(fmt::format("all-reduce: {} over {} ranks", report::to_string(s.backend), s.ranks));
+        out.push_back(fmt::format("all-reduce: {} over {} ranks{}", report::to_string(s.backend), s.ranks,
+                                  constructed(s) ? " (constructed, not measured: priced as assumed)" : ""));
   return out;
 }
 

@@ -26,6 +26,11 @@ class ReportPrices : public PriceSource {
   // Per kernel replayed from a CUDA graph, when the engine measured it.
   std::optional<double> graph_launch_floor_us() const;
 
+  // Whether a GPU compute engine of the report measured a device whose name contains `device`
+  // ("H100"), and whether the report's GPUs are of that kind (its collectives ran on them).
+  bool compute_measured_on(const std::string& device) const;
+  bool gpus_are(const std::string& device) const;
+
   // Which measurements priced what, for the report ("compute: cuda engine, NVIDIA H200 ...").
   std::vector<std::string> sources() const;
 

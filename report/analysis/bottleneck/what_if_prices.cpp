@@ -11,7 +11,7 @@ namespace {
 constexpr std::array<PublishedP2pAllreduce, 1> kPublished{{
     {"pcie", 8, 24, 39,
      "8x RTX PRO 6000 on bare metal, PCIe Gen5, P2P on: 256 B-64 KiB in ~24 us, busbw 37-41 GB/s (community "
-     "numbers, reference.md section 9)"},
+     "nccl-tests numbers)"},
 }};
 
 bool p2p_ok(const std::optional<report::P2pCapability>& c) { return c && *c == report::P2pCapability::ok; }
@@ -27,7 +27,9 @@ std::optional<std::string> p2p_missing_reason(const report::Report& r) {
   for (const auto& pair : r.topology->gpu_pairs)
     if (pair.p2p && pair.nvlink_count == 0 && (pair.p2p->read || pair.p2p->write) && !p2p_ok(pair.p2p->read) &&
         !p2p_ok(pair.p2p->write))
-      return fmt::format("NVML reports no P2P between GPU {} and GPU {} ({})", pair.a_index, pair.b_index,
+      return fmt::format("{} no P2P between GPU {} and GPU {} ({})",
+                         r.topology->nvml_source ? "NVML reports" : "the report records (NVML was not used)",
+                         pair.a_index, pair.b_index,
                          report::to_string(pair.p2p->write ? *pair.p2p->write : *pair.p2p->read));
   return std::nullopt;
 }

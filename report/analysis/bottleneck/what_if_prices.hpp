@@ -47,8 +47,13 @@ class P2pOnPrices : public ForwardingPrices {
 class GraphLaunchPrices : public ForwardingPrices {
  public:
   GraphLaunchPrices(const PriceSource& measured, double graph_launch_us) : ForwardingPrices(measured), graph_us_(graph_launch_us) {}
+  // The kernels at the graph's cost; the per-step host cost (what the source prices for zero
+  // kernels: the engine's scheduler, when assumed) stays, graphs do not remove it.
   std::optional<Price> launches(std::int64_t kernels) const override {
-    return Price{graph_us_ * static_cast<double>(kernels), Provenance::measured};
+    auto fixed = ForwardingPrices::launches(0);
+    double fixed_us = fixed ? fixed->us : 0;
+    return Price{graph_us_ * static_cast<double>(kernels) + fixed_us,
+                 fixed_us > 0 ? worst(Provenance::measured, fixed->provenance) : Provenance::measured};
   }
 
  private:

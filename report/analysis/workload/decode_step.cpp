@@ -18,8 +18,14 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // the extra ones of an MoE layer (top-k routing, token permutation, weighted combine): counted
 // from vLLM's eager decode path; fused variants launch fewer.
 constexpr std::int64_t kLayerKernels = 5;
-constexpr std::int64_t kMoeKernels = 3;
-constexpr std::int64_t kIndexerKernels = 2;  // scoring + top-k of the sparse-attention indexer
+// MoE: top-k routing, aligning/sorting tokens by expert, activation between the grouped GEMMs,
+// the weighted combine, and adding the shared expert's output.
+constexpr std::int64_t kMoeKernels = 5;
+// MLA decode with the up-projections absorbed (vLLM, SGLang): the q and kv latents' norms, the
+// two per-head batched matmuls with W_UK and W_UV, and writing the latent to the cache.
+constexpr std::int64_t kMlaKernels = 5;
+// The sparse-attention indexer: key norm, rotary, fp8 quantization, cache store, scoring, top-k.
+constexpr std::int64_t kIndexerKernels = 6;
 constexpr std::int64_t kStepKernels = 4;     // embedding, final norm, LM head, sampling
 
 // Builds a step layer by layer, merging identical GEMMs so the result stays short.
@@ -69,6 +75,9 @@ class StepBuilder {
   void gemm(const std::string& name, const std::string& module, std::int64_t m, std::int64_t n, std::int64_t k,
             double count, std::optional<WeightDtype> dtype = std::nullopt) {
     WeightDtype d = dtype ? *dtype : model_.dtype_of(module);
+    // A quantized GEMM's activations are quantized first (dynamic per-token scales): one more
+    // kernel per GEMM of each layer.
+    if (d != WeightDtype::bf16 && module.starts_with("model.layers.")) kernels_ += 1;
     auto key = std::make_tuple(order_of(name), name, m, n, k, static_cast<int>(d));
     auto it = merged_.try_emplace(key, GemmOp{name, m, n, k, 0.0, d}).first;
     it->second.count += count;
@@ -99,7 +108,7 @@ class StepBuilder {
     gemm("self_attn.kv_b_proj", prefix + "self_attn.kv_b_proj", t, heads_ * (a.qk_nope_head_dim + a.v_head_dim),
          a.kv_lora_rank, 1);
     gemm("self_attn.o_proj", prefix + "self_attn.o_proj", t, model_.hidden, heads_ * a.v_head_dim, 1);
-    kernels_ += a.q_lora_rank > 0 ? 5 : 4;
+    kernels_ += (a.q_lora_rank > 0 ? 5 : 4) + kMlaKernels;
     if (!model_.indexer) return;
     const auto& ix = *model_.indexer;
     gemm("self_attn.indexer.wq_b", prefix + "self_attn.indexer.wq_b", t, ix.heads * ix.head_dim, q_in, 1);

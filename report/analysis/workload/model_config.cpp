@@ -25,8 +25,12 @@ enum class Family { dense, mixtral, qwen_moe, deepseek_moe };
 // Ceilings far above any real model keep every product of shapes inside int64 and a step's
 // layer-by-layer walk short, whatever the file says.
 constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;
-constexpr std::int64_t kMaxLayers = 4096;
-constexpr std::int64_t kMaxExperts = 65536;
+// Beyond any published model by a wide margin (the deepest has 126 layers, the widest hidden state
+// 25,600, the most routed experts 512), yet small enough that a step stays a plausible number: a
+// value past these is a typo or a hostile file, and exits 2 naming the key.
+constexpr std::int64_t kMaxLayers = 1024;
+constexpr std::int64_t kMaxExperts = 4096;
+constexpr std::int64_t kMaxHidden = std::int64_t{1} << 17;
 
 // Reads keys of one JSON object and names the file and key in every complaint.
 class Keys {
@@ -170,6 +174,10 @@ void read_attention(const Keys& k, Family family, ModelConfig& m) {
   }
   m.kv_heads = k.positive_or("num_key_value_heads", m.heads);
   m.head_dim = k.positive_or("head_dim", m.hidden / m.heads);
+  if (m.head_dim < 1)
+    throw InputError(fmt::format("{}: num_attention_heads {} is more than hidden_size {} and there is no 'head_dim': "
+                                 "give head_dim (the config.json of such a model has it)",
+                                 k.label(), m.heads, m.hidden));
   if (m.heads % m.kv_heads != 0)
     throw InputError(fmt::format("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", k.label(),
                                  m.heads, m.kv_heads));
@@ -253,7 +261,7 @@ ModelConfig parse_model_config(const std::string& config_text, const std::string
   if (m.model_type.empty()) throw InputError(fmt::format("{}: key 'model_type' is missing; supported: {}", label, kSupportedTypes));
   Family family = family_of(m.model_type, label);
   m.name = Keys(config, label).text_or("_name_or_path", "");
-  m.hidden = k.positive("hidden_size");
+  m.hidden = k.positive("hidden_size", kMaxHidden);
   m.layers = k.positive("num_hidden_layers", kMaxLayers);
   m.vocab = k.positive("vocab_size");
   m.intermediate = k.positive("intermediate_size");

@@ -59,6 +59,15 @@ TEST(TopologyRules, RefusedP2pFromNvml) {
   ASSERT_TRUE(f);
   EXPECT_NE(f->title.find("2 of 28"), std::string::npos) << f->title;
   EXPECT_EQ(f->severity, report::Severity::warn);
+  // The same status in a report that says NVML was not used (the seed fixture's, constructed):
+  // the finding does not cite NVML, it says where the status came from.
+  s.nvml_source.reset();
+  s.nvml_reason = "constructed for a fixture";
+  const auto* constructed = find(findings_of(s), "topology.p2p_not_supported");
+  ASSERT_TRUE(constructed);
+  EXPECT_EQ(constructed->title.find("NVML refuses"), std::string::npos) << constructed->title;
+  EXPECT_NE(constructed->title.find("NVML was not used (constructed for a fixture)"), std::string::npos)
+      << constructed->title;
 }
 
 }  // namespace

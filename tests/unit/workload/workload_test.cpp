@@ -52,6 +52,16 @@ StepParams tp8(std::int64_t batch = 1) {
   return p;
 }
 
+// What parse_model_config says of a config text: "accepted", or its error.
+std::string message(const std::string& text) {
+  try {
+    parse_model_config(text, "cfg.json");
+  } catch (const interprobe::InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("accepted");
+}
+
 }  // namespace
 
 TEST(Workload, Llama31_70BAtTp8) {
@@ -167,14 +177,6 @@ TEST(Workload, WeightShapesAreDistinct) {
 }
 
 TEST(Workload, BadConfigsNameTheKey) {
-  auto message = [](const std::string& text) {
-    try {
-      parse_model_config(text, "cfg.json");
-    } catch (const interprobe::InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   EXPECT_NE(message(R"({"model_type":"gpt2"})").find("model_type 'gpt2' is not modelled"), std::string::npos);
   EXPECT_NE(message(R"({"hidden_size":1})").find("'model_type' is missing"), std::string::npos);
   std::string no_heads = R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"vocab_size":10,"intermediate_size":128})";
@@ -186,6 +188,23 @@ TEST(Workload, BadConfigsNameTheKey) {
   EXPECT_NE(message(awq).find("quant_method 'awq' is not modelled"), std::string::npos);
   EXPECT_NE(message("[1,2]").find("not a JSON object"), std::string::npos);
   EXPECT_THROW(decode_step(example("llama-3.1-70b.json"), StepParams{3}), interprobe::InputError);  // 64 % 3
+}
+
+// In-range but absurd shapes (issue 32: hidden 2^24, 4,096 layers, 65,536 experts gave a 6.8e16 us
+// step), and more heads than hidden units without head_dim (head_dim 0): exit 2 naming the key.
+TEST(Workload, AbsurdShapesNameTheKey) {
+  auto llama = [](const std::string& hidden, const std::string& layers, const std::string& heads) {
+    return R"({"model_type":"llama","hidden_size":)" + hidden + R"(,"num_hidden_layers":)" + layers +
+           R"(,"vocab_size":1000,"intermediate_size":128,"num_attention_heads":)" + heads + "}";
+  };
+  EXPECT_EQ(message(llama("4096", "32", "32")), "accepted");
+  EXPECT_NE(message(llama("16777216", "32", "32")).find("'hidden_size'"), std::string::npos);
+  EXPECT_NE(message(llama("4096", "4096", "32")).find("'num_hidden_layers'"), std::string::npos);
+  EXPECT_NE(message(llama("64", "2", "128")).find("head_dim"), std::string::npos);
+  std::string moe = R"({"model_type":"qwen3_moe","hidden_size":64,"num_hidden_layers":2,"vocab_size":10,
+      "intermediate_size":128,"num_attention_heads":4,"moe_intermediate_size":32,"num_experts":65536,
+      "num_experts_per_tok":8})";
+  EXPECT_NE(message(moe).find("'num_experts'"), std::string::npos);
 }
 
 TEST(Workload, HfQuantConfigBesideConfigJsonApplies) {
