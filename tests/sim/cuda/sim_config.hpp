@@ -20,8 +20,29 @@ struct DeviceSpec {
   int cc_major = 9, cc_minor = 0;
   std::uint64_t memory_bytes = std::uint64_t{16} << 30;
   int sm_count = 8;
+  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR and _L2_CACHE_SIZE: from the table of real
+  // GPUs (known_gpu) by name, else by compute capability; a description may set either.
+  int max_threads_per_sm = 2048;
+  std::uint64_t l2_bytes = std::uint64_t{50} << 20;
   std::string pci_bus_id;  // "0000:1b:00.0"
 };
+
+// A real GPU's properties, each from the source named in sim_config.cpp.
+struct KnownGpu {
+  const char* name;  // what cuDeviceGetName returns for it
+  int cc_major, cc_minor;
+  int sm_count;
+  int max_threads_per_sm;
+  std::uint64_t l2_bytes;
+  double hbm_gbps;  // memory bandwidth, GB/s
+  int pcie_gen;
+  const char* source;
+};
+// The table entry whose name is exactly `name`; nullptr when none.
+const KnownGpu* known_gpu(const std::string& name);
+// Resident threads per SM by compute capability (CUDA C++ Programming Guide, "Technical
+// Specifications per Compute Capability": 1024 for 7.5, 1536 for 8.6/8.9/12.x, else 2048).
+int max_threads_per_sm_for(int cc_major, int cc_minor);
 
 struct Faults {
   bool corrupt_peer_copies = false;  // direct peer copies (and peer SM kernels) deliver wrong bytes
