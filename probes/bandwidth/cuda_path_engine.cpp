@@ -64,6 +64,8 @@ class CudaPathEngine : public CopyEngine {
     if (sm())
       s.notes.push_back(fmt::format("SM copy kernel, up to {} blocks of {} threads", blocks(), cuda_kernels::kThreadsPerBlock));
     if (spec_.kind == "p2p_off") s.notes.push_back("peer access disabled: cuMemcpyPeerAsync is staged by the driver");
+    if (bidir())
+      s.notes.push_back("both directions at once, each timed by its own events from one start; GB/s is their sum (as nvbandwidth)");
     if (staged())
       s.notes.push_back(fmt::format("D2H then H2D in {} chunks through two pinned halves, overlapped",
                                     format_bytes(spec_.chunk_bytes)));
@@ -169,7 +171,10 @@ class CudaPathEngine : public CopyEngine {
       if (bidir()) hold_->hold(*stream_b_, kHoldTimeoutNs);
     }
     start_a_->record(*stream_a_);
-    if (bidir()) start_b_->record(*stream_b_);
+    if (bidir()) {  // as nvbandwidth: both directions start from stream A's start event
+      wait_event(*stream_b_, *start_a_);
+      start_b_->record(*stream_b_);
+    }
     if (staged()) {
       enqueue_staged(copies);
     } else {
@@ -186,9 +191,18 @@ class CudaPathEngine : public CopyEngine {
     double ms = stop_a_->elapsed_ms_since(*start_a_);
     if (bidir()) {
       wait_or_abandon(*stop_b_);
-      ms = std::max<double>(ms, stop_b_->elapsed_ms_since(*start_b_));
+      ms = bidirectional_ms(ms, stop_b_->elapsed_ms_since(*start_b_));
     }
     return ms * 1e3;
+  }
+
+  // nvbandwidth's bidirectional figure is the sum of the two directions' bandwidths, each timed by
+  // its own events (memcpy.cpp: per-stream start/end events, calculateSumBandwidth). The sweep
+  // divides both directions' bytes by one time, so that time is the one whose bandwidth is the sum:
+  // 2 / (1/tA + 1/tB), not max(tA, tB) (which reported twice the slower direction).
+  static double bidirectional_ms(double forward_ms, double reverse_ms) {
+    if (forward_ms <= 0 || reverse_ms <= 0) return std::max(forward_ms, reverse_ms);
+    return 2.0 / (1.0 / forward_ms + 1.0 / reverse_ms);
   }
 
   // The watchdog: a batch not done within the completion timeout is hung work that still uses this

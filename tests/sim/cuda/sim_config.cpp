@@ -174,6 +174,7 @@ SimConfig parse_config(const std::string& json_text, const std::string& origin) 
     c.pageable = read_link(links, "pageable", c.pageable);
     c.device = read_link(links, "device", c.device);
     c.peer = read_link(links, "peer", c.peer);
+    c.peer_reverse = read_link(links, "peer_reverse", c.peer);
     c.staged = read_link(links, "staged", c.staged);
     json faults = j.value("faults", json::object());
     c.faults.corrupt_peer_copies = faults.value("corrupt_peer_copies", false);

@@ -102,6 +102,7 @@ struct SimConfig {
   LinkModel pageable{8, 5};  // pageable host memory (staged by the driver)
   LinkModel device{1000, 2}; // device-local copies, fills, checks
   LinkModel peer{50, 2};     // direct peer copies (peer access on)
+  LinkModel peer_reverse{50, 2};  // direct peer copies from a higher to a lower device (default: = peer)
   LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
   double kernel_us = 2.5;    // an empty kernel (launch floor kernels) on the device clock
   Faults faults;

@@ -178,7 +178,7 @@ CopyRoute route(const Location& from, const Location& to, bool peer_allowed) {
     return {host.pinned ? c.host : c.pageable, false};
   }
   if (from.device == to.device) return {c.device, false};
-  if (peer_allowed) return {c.peer, true};
+  if (peer_allowed) return {from.device > to.device ? c.peer_reverse : c.peer, true};
   return {c.staged, false};
 }
 
