@@ -40,9 +40,17 @@ void* aligned_bytes(std::size_t bytes) {
   return std::aligned_alloc(kAlignment, (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment);
 }
 
+void drain_legacy();
+
+// Work on a created stream goes to its worker; work on the legacy stream runs now on the calling
+// thread, after what the legacy stream's worker still holds (lagging copies, memsets).
 cu::Result submit(cu::Stream s, std::function<void(Stream*)> op) {
-  if (Stream* stream = stream_of(s)) stream->enqueue([op](Stream& on) { op(&on); });
-  else op(nullptr);
+  if (Stream* stream = stream_of(s)) {
+    stream->enqueue([op](Stream& on) { op(&on); });
+  } else {
+    drain_legacy();
+    op(nullptr);
+  }
   return cu::kSuccess;
 }
 
@@ -284,8 +292,18 @@ SIM_API cu::Result cuMemcpyHtoD_v2(cu::DevicePtr dst, const void* src, std::size
 SIM_API cu::Result cuMemsetD8_v2(cu::DevicePtr dst, unsigned char value, std::size_t bytes) {
   Context* ctx = nullptr;
   if (int rc = require_context(ctx); rc != cu::kSuccess) return rc;
-  drain_legacy();
-  std::memset(to_ptr(dst), value, bytes);
+  // Asynchronous with respect to the host for device memory (CUDA Runtime API, "API
+  // synchronization behavior": memsets "are asynchronous with respect to the host except when the
+  // target is pinned host memory"): queued on the legacy stream, which a CU_STREAM_NON_BLOCKING
+  // stream does not wait for. Host targets are set at once.
+  void* to = to_ptr(dst);
+  Stream* legacy = state().locate(to).device >= 0 ? legacy_stream() : nullptr;
+  if (!legacy) {
+    drain_legacy();
+    std::memset(to, value, bytes);
+    return cu::kSuccess;
+  }
+  legacy->enqueue([to, value, bytes](Stream&) { std::memset(to, value, bytes); });
   return cu::kSuccess;
 }
 
@@ -452,6 +470,7 @@ SIM_API cu::Result cuLaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsi
       int owner = state().locate(*static_cast<void**>(params[i])).device;
       if (owner >= 0 && owner != ctx->device && !ctx->peers.count(owner)) return cu::kErrorIllegalAddress;
     }
+  if (!stream_of(h)) drain_legacy();
   return run_kernel(k, params, stream_of(h), ctx->device);
 }
 
