@@ -93,6 +93,7 @@ NvmlSpec read_nvml(const json& j) {
   NvmlSpec n;
   n.driver_version = j.value("driver_version", n.driver_version);
   n.nvlinks_per_gpu = j.value("nvlinks_per_gpu", n.nvlinks_per_gpu);
+  n.nvlinks_down = j.value("nvlinks_down", n.nvlinks_down);
   n.nvlink_version = j.value("nvlink_version", n.nvlink_version);
   n.nvlink_remote = j.value("nvlink_remote", n.nvlink_remote);
   n.virtualization_mode = j.value("virtualization_mode", n.virtualization_mode);
@@ -109,6 +110,7 @@ NvmlSpec read_nvml(const json& j) {
   n.gpm_tensor_active = j.value("gpm_tensor_active", n.gpm_tensor_active);
   n.gpm_dram_active = j.value("gpm_dram_active", n.gpm_dram_active);
   if (n.nvlinks_per_gpu < 0 || n.nvlinks_per_gpu > 18) throw std::runtime_error("nvml.nvlinks_per_gpu: 0..18 (NVML_NVLINK_MAX_LINKS)");
+  if (n.nvlinks_down < 0 || n.nvlinks_down > n.nvlinks_per_gpu) throw std::runtime_error("nvml.nvlinks_down: 0..nvlinks_per_gpu");
   if (n.nvlink_remote != "nvswitch" && n.nvlink_remote != "gpu") throw std::runtime_error("nvml.nvlink_remote: \"nvswitch\" or \"gpu\"");
   if (!(n.utilization_period_s > 0)) throw std::runtime_error("nvml.utilization_period_s: must be > 0");
   if (n.busy_percent > 100) throw std::runtime_error("nvml.busy_percent: 0..100, or negative for the triangle wave");

@@ -77,6 +77,7 @@ struct DriverBehavior {
 struct NvmlSpec {
   std::string driver_version = "550.54.15";  // nvmlSystemGetDriverVersion
   int nvlinks_per_gpu = 0;                   // 0: no NVLink (nvmlDeviceGetNvLinkState fails on link 0)
+  int nvlinks_down = 0;                      // the last this many links are present but not active
   unsigned nvlink_version = 7;               // nvmlNvlinkVersion_t (7 = 5.0: what Hopper reports)
   std::string nvlink_remote = "nvswitch";    // "nvswitch" or "gpu" (links dealt round-robin to peers)
   int virtualization_mode = 0;               // nvmlGpuVirtualizationMode_t: 0 none, 1 passthrough, 2 vgpu
