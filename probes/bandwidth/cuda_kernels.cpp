@@ -6,7 +6,7 @@ namespace interprobe::cuda_kernels {
 
 namespace {
 
-constexpr unsigned kThreads = 512;
+constexpr unsigned kThreads = kThreadsPerBlock;
 
 cu::Function function(int device, const char* name) {
   return cu::module_function(kPtx, device, name, "the copy engine's PTX kernels");
@@ -57,7 +57,8 @@ void* hptr(cu::DevicePtr p) { return reinterpret_cast<void*>(static_cast<std::ui
 
 }  // namespace
 
-HoldFlag::HoldFlag() {
+HoldFlag::HoldFlag(int device) {
+  DeviceGuard guard(device);
   void* p = nullptr;
   cu::check(drv().mem_host_alloc(&p, 2 * sizeof(int), cu::kMemHostAllocPortable | cu::kMemHostAllocDeviceMap),
             "cuMemHostAlloc");

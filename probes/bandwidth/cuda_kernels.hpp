@@ -9,6 +9,9 @@
 
 namespace interprobe::cuda_kernels {
 
+// Threads per block of every kernel here (the occupancy sums use it).
+inline constexpr int kThreadsPerBlock = 512;
+
 extern const char* const kPtx;  // generated from kernels/cuda_kernels.ptx
 
 // Spins until *flag != 0 or `timeout_ns` passes (then sets *timed_out), holding the stream so
@@ -32,7 +35,9 @@ namespace interprobe::cuda {
 // A host flag in mapped pinned memory that hold kernels spin on.
 class HoldFlag {
  public:
-  HoldFlag();
+  // The flag is pinned host memory allocated with `device`'s context current (cuMemHostAlloc
+  // needs one); portable and mapped, so a hold on any device can read it.
+  explicit HoldFlag(int device);
   ~HoldFlag();
   HoldFlag(const HoldFlag&) = delete;
   HoldFlag& operator=(const HoldFlag&) = delete;

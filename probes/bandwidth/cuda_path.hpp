@@ -26,6 +26,7 @@ struct CudaPathSpec {
   std::optional<int> host_node;    // NUMA node of the host buffer
   std::string placement_note;      // where the host buffer went and why
   int sm_count = 1;                // of the GPU running the SM kernel
+  int max_threads_per_sm = 2048;   // of that GPU (CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
   std::uint64_t max_bytes = 0;     // what fits in GPU and host memory
   std::uint64_t chunk_bytes = 4u << 20;  // staged_*: each half of the bounce buffer
   double completion_timeout_s = 60;      // a batch not done by then is a hung copy

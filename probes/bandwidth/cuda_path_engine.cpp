@@ -61,8 +61,11 @@ class CudaPathEngine : public CopyEngine {
     if (spec_.src < 0 || spec_.dst < 0 || staged()) s.memory_kind = spec_.pinned ? report::MemoryKind::pinned : report::MemoryKind::pageable;
     else s.memory_kind = report::MemoryKind::device;
     if (!spec_.placement_note.empty()) s.notes.push_back(spec_.placement_note);
-    if (sm()) s.notes.push_back(fmt::format("SM copy kernel, up to {} blocks of 512 threads", blocks()));
+    if (sm())
+      s.notes.push_back(fmt::format("SM copy kernel, up to {} blocks of {} threads", blocks(), cuda_kernels::kThreadsPerBlock));
     if (spec_.kind == "p2p_off") s.notes.push_back("peer access disabled: cuMemcpyPeerAsync is staged by the driver");
+    if (bidir())
+      s.notes.push_back("both directions at once, each timed by its own events from one start; GB/s is their sum (as nvbandwidth)");
     if (staged())
       s.notes.push_back(fmt::format("D2H then H2D in {} chunks through two pinned halves, overlapped",
                                     format_bytes(spec_.chunk_bytes)));
@@ -80,6 +83,7 @@ class CudaPathEngine : public CopyEngine {
   std::uint64_t max_bytes() const override { return spec_.max_bytes; }
 
   void reserve(std::uint64_t bytes) override {
+    if (hung_) throw std::runtime_error("an earlier batch of this path never completed: the path is abandoned");
     release();
     bool peer_on = starts_with(spec_.kind, "p2p") && spec_.kind != "p2p_off";
     if (spec_.src >= 0 && spec_.dst >= 0 && spec_.src != spec_.dst) {
@@ -95,7 +99,7 @@ class CudaPathEngine : public CopyEngine {
     if (staged()) {
       bounce_ = HostBuffer(numa_, 2 * spec_.chunk_bytes, spec_.host_node);
       bounce_.touch();
-      bounce_pin_ = PinnedRegistration(bounce_.data(), bounce_.size());
+      bounce_pin_ = PinnedRegistration(issuing_device(), bounce_.data(), bounce_.size());
     }
     int a = issuing_device(), b = second_device();
     stream_a_.emplace(a);
@@ -112,10 +116,11 @@ class CudaPathEngine : public CopyEngine {
         h2d_done_[i].emplace(spec_.dst, false);
       }
     }
-    hold_.emplace();
+    hold_.emplace(a);
   }
 
   void prepare(std::uint64_t bytes) override {
+    if (hung_) throw std::runtime_error("an earlier batch of this path never completed: the path is abandoned");
     if (!stream_a_ || src_.ptr() == nullptr || (src_.device >= 0 ? src_.gpu.size() : src_.host.size()) < bytes)
       reserve(bytes);
     bytes_ = bytes;
@@ -166,7 +171,10 @@ class CudaPathEngine : public CopyEngine {
       if (bidir()) hold_->hold(*stream_b_, kHoldTimeoutNs);
     }
     start_a_->record(*stream_a_);
-    if (bidir()) start_b_->record(*stream_b_);
+    if (bidir()) {  // as nvbandwidth: both directions start from stream A's start event
+      wait_event(*stream_b_, *start_a_);
+      start_b_->record(*stream_b_);
+    }
     if (staged()) {
       enqueue_staged(copies);
     } else {
@@ -179,17 +187,65 @@ class CudaPathEngine : public CopyEngine {
     if (bidir()) stop_b_->record(*stream_b_);
     if (hold) hold_->release();
     if (enqueue_s) *enqueue_s = enqueue_clock.elapsed_s();
-    stop_a_->synchronize(spec_.completion_timeout_s);
+    wait_or_abandon(*stop_a_);
     double ms = stop_a_->elapsed_ms_since(*start_a_);
     if (bidir()) {
-      stop_b_->synchronize(spec_.completion_timeout_s);
-      ms = std::max<double>(ms, stop_b_->elapsed_ms_since(*start_b_));
+      wait_or_abandon(*stop_b_);
+      ms = bidirectional_ms(ms, stop_b_->elapsed_ms_since(*start_b_));
     }
     return ms * 1e3;
   }
 
+  // nvbandwidth's bidirectional figure is the sum of the two directions' bandwidths, each timed by
+  // its own events (memcpy.cpp: per-stream start/end events, calculateSumBandwidth). The sweep
+  // divides both directions' bytes by one time, so that time is the one whose bandwidth is the sum:
+  // 2 / (1/tA + 1/tB), not max(tA, tB) (which reported twice the slower direction).
+  static double bidirectional_ms(double forward_ms, double reverse_ms) {
+    if (forward_ms <= 0 || reverse_ms <= 0) return std::max(forward_ms, reverse_ms);
+    return 2.0 / (1.0 / forward_ms + 1.0 / reverse_ms);
+  }
+
+  // The watchdog: a batch not done within the completion timeout is hung work that still uses this
+  // path's buffers and streams. Freeing them would wait for it (cuMemFree and cuCtxSynchronize
+  // synchronize), so from here on nothing of the path is synchronized or freed: release() leaves it
+  // all to the process's end.
+  void wait_or_abandon(const Event& stop) {
+    try {
+      stop.synchronize(spec_.completion_timeout_s);
+    } catch (const std::runtime_error&) {
+      hung_ = true;
+      throw;
+    }
+  }
+
+  // What a hung path owned, kept (never freed nor unregistered) until the process ends.
+  struct Abandoned {
+    Side src, dst, rsrc, rdst;
+    HostBuffer bounce;
+    PinnedRegistration bounce_pin;
+    std::optional<DeviceMemory> counter;  // the hold flag is freed: its kernel ended before the wait
+  };
+  static std::vector<std::unique_ptr<Abandoned>>& abandoned() {
+    static auto* kept = new std::vector<std::unique_ptr<Abandoned>>;  // never destroyed, on purpose
+    return *kept;
+  }
+  void abandon_buffers() {
+    auto kept = std::make_unique<Abandoned>();
+    kept->src = std::move(src_);
+    kept->dst = std::move(dst_);
+    kept->rsrc = std::move(rsrc_);
+    kept->rdst = std::move(rdst_);
+    kept->bounce = std::move(bounce_);
+    kept->bounce_pin = std::move(bounce_pin_);
+    kept->counter = std::move(counter_);
+    counter_.reset();
+    for (Side* s : {&src_, &dst_, &rsrc_, &rdst_}) s->device = -1;
+    abandoned().push_back(std::move(kept));
+  }
+
  public:
   bool verify() override {
+    if (hung_) throw std::runtime_error("an earlier batch of this path never completed: nothing to verify");
     synchronize_devices();
     bool ok = mismatches(dst_, seed()) == 0;
     if (bidir()) ok = mismatches(rdst_, reverse_seed()) == 0 && ok;
@@ -197,6 +253,7 @@ class CudaPathEngine : public CopyEngine {
   }
 
   void release() override {
+    if (hung_) abandon_buffers();
     hold_.reset();
     for (auto& e : d2h_done_) e.reset();
     for (auto& e : h2d_done_) e.reset();
@@ -219,7 +276,7 @@ class CudaPathEngine : public CopyEngine {
   bool peer_copy() const { return starts_with(spec_.kind, "p2p") && !sm(); }
   std::uint64_t seed() const { return bytes_; }
   std::uint64_t reverse_seed() const { return bytes_ ^ 0x5bd1e995ull; }
-  int blocks() const { return spec_.sm_count * 4; }
+  int blocks() const { return full_occupancy_blocks(spec_.sm_count, spec_.max_threads_per_sm, cuda_kernels::kThreadsPerBlock); }
   std::uint64_t chunks() const { return std::max<std::uint64_t>(1, (bytes_ + spec_.chunk_bytes - 1) / spec_.chunk_bytes); }
   std::uint64_t ops_per_copy() const { return staged() ? 6 * chunks() : (bidir() ? 2 : 1); }
 
@@ -246,7 +303,7 @@ class CudaPathEngine : public CopyEngine {
     }
     s.host = HostBuffer(numa_, bytes, spec_.host_node);
     s.host.touch();
-    if (spec_.pinned) s.pin = PinnedRegistration(s.host.data(), s.host.size());
+    if (spec_.pinned) s.pin = PinnedRegistration(issuing_device(), s.host.data(), s.host.size());
     return s;
   }
 
@@ -280,9 +337,9 @@ class CudaPathEngine : public CopyEngine {
       DeviceGuard guard(stream.device());
       cuda_kernels::launch_copy(stream.device(), stream.get(), to.kernel_ptr(), from.kernel_ptr(), bytes_, blocks());
     } else if (peer_copy()) {
-      copy_peer_async(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream.get());
+      copy_peer_async(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream);
     } else {
-      copy_async(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream.get());
+      copy_async(to.ptr(), to.device, from.ptr(), from.device, bytes_, stream);
     }
   }
 
@@ -297,10 +354,10 @@ class CudaPathEngine : public CopyEngine {
       int half = static_cast<int>(k % 2);
       unsigned char* bounce = bounce_.data() + half * spec_.chunk_bytes;
       if (k >= 2) wait_event(*stream_a_, *h2d_done_[half]);
-      copy_async(bounce, -1, static_cast<unsigned char*>(src_.ptr()) + offset, spec_.src, length, stream_a_->get());
+      copy_async(bounce, -1, static_cast<unsigned char*>(src_.ptr()) + offset, spec_.src, length, *stream_a_);
       d2h_done_[half]->record(*stream_a_);
       wait_event(*stream_b_, *d2h_done_[half]);
-      copy_async(static_cast<unsigned char*>(dst_.ptr()) + offset, spec_.dst, bounce, -1, length, stream_b_->get());
+      copy_async(static_cast<unsigned char*>(dst_.ptr()) + offset, spec_.dst, bounce, -1, length, *stream_b_);
       h2d_done_[half]->record(*stream_b_);
     }
     stop_b_->record(*stream_b_);
@@ -319,6 +376,7 @@ class CudaPathEngine : public CopyEngine {
   std::optional<DeviceMemory> counter_;
   std::optional<HoldFlag> hold_;
   bool hold_stalls_ = false;               // the hold kernel stalled enqueue once: this path times without it
+  bool hung_ = false;                      // a batch timed out: its work may still use the buffers
   std::vector<std::string> timing_notes_;
 };
 

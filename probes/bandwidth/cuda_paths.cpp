@@ -52,6 +52,7 @@ CudaPaths make_cuda_paths(const CudaPlan& plan, std::shared_ptr<const NumaPlacem
     s.dst = dst ? dst->info.ordinal : -1;
     const GpuSite* gpu = src ? src : dst;
     s.sm_count = gpu->info.sm_count;
+    s.max_threads_per_sm = gpu->info.max_threads_per_sm;
     std::uint64_t limit = host_limit;
     for (const GpuSite* g : {src, dst})
       if (g) limit = std::min<std::uint64_t>(limit, g->info.free_bytes * 8 / 10 / device_buffers_each);

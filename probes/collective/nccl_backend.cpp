@@ -174,7 +174,8 @@ class NcclBackend final : public CollectiveBackend {
     }
     staging_pin_ = cuda::PinnedRegistration();
     staging_.assign(bytes, std::byte{0});
-    staging_pin_ = cuda::PinnedRegistration(staging_.data(), staging_.size());
+    // With the first local GPU's context set here, not whatever ncclCommInitAll left current.
+    staging_pin_ = cuda::PinnedRegistration(locals_.front().device, staging_.data(), staging_.size());
     allocated_ = bytes;
   }
   // Inputs go from pinned memory on the stream the all-reduce runs on, and that stream is
@@ -185,14 +186,14 @@ class NcclBackend final : public CollectiveBackend {
     auto& l = at(local, bytes);
     std::memcpy(staging_.data(), host, bytes);
     cuda::DeviceGuard guard(l.device);
-    cuda::copy_async((role == BufferRole::send ? l.send : l.recv).get(), l.device, staging_.data(), -1, bytes, l.stream->get());
+    cuda::copy_async((role == BufferRole::send ? l.send : l.recv).get(), l.device, staging_.data(), -1, bytes, *l.stream);
     l.stream->synchronize();
   }
   void read(BufferRole role, int local, std::byte* host, std::size_t bytes) override {
     auto& l = at(local, bytes);
     {
       cuda::DeviceGuard guard(l.device);
-      cuda::copy_async(staging_.data(), -1, (role == BufferRole::send ? l.send : l.recv).get(), l.device, bytes, l.stream->get());
+      cuda::copy_async(staging_.data(), -1, (role == BufferRole::send ? l.send : l.recv).get(), l.device, bytes, *l.stream);
       l.stream->synchronize();
     }
     std::memcpy(host, staging_.data(), bytes);

@@ -24,7 +24,6 @@ using report::ComputeDtype;
 namespace {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
-constexpr int kBlocksPerSm = 4;           // 4 x 512 threads: a full SM on every architecture since Volta
 constexpr std::uint64_t kGraphChain = 100;  // empty kernels captured in the launch-floor graph
 constexpr int kGraphReplays = 5;            // graphs timed; the median counts
 constexpr int kSingleLaunches = 50;
@@ -144,6 +143,10 @@ class CudaComputeEngine final : public ComputeEngine {
     fill_operand(dev_.ordinal, x_.get(), GemmOperand::x, shape.m * shape.k, dtype);
     fill_operand(dev_.ordinal, w_.get(), GemmOperand::w, shape.n * shape.k, dtype);
     cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());  // NaN: no GEMM writes it
+    // The fills are pageable copies and a memset on the legacy stream; a pageable cuMemcpyHtoD may
+    // return before its bytes land, and the GEMMs run on a non-blocking stream that does not wait
+    // for the legacy one: wait for the device before anything reads the buffers.
+    cuda::synchronize_device(dev_.ordinal);
     shape_ = shape;
     notes_.push_back(fmt::format("{} M={} N={} K={}: cuBLASLt {}", report::to_string(dtype), shape.m, shape.n, shape.k,
                                  plan_->chosen().text()));
@@ -187,6 +190,7 @@ class CudaComputeEngine final : public ComputeEngine {
     stream_buf_ = cuda::DeviceMemory(dev_.ordinal, stream_bytes_);
     sink_ = cuda::DeviceMemory(dev_.ordinal, sizeof(std::uint64_t));
     cuda::memset_device(dev_.ordinal, stream_buf_.get(), 0x5a, stream_bytes_);
+    cuda::synchronize_device(dev_.ordinal);  // the legacy stream's memset, before the non-blocking stream reads
   }
 
   double stream_read_s(std::uint64_t passes) override {
@@ -194,7 +198,9 @@ class CudaComputeEngine final : public ComputeEngine {
     return events_around(passes, [&] {
       for (std::uint64_t i = 0; i < passes; ++i)
         compute_kernels::launch_stream_read(dev_.ordinal, stream_->get(), stream_buf_.get(), stream_bytes_,
-                                            static_cast<std::uint64_t*>(sink_.get()), dev_.sm_count * kBlocksPerSm);
+                                            static_cast<std::uint64_t*>(sink_.get()), 
+                                            cuda::full_occupancy_blocks(dev_.sm_count, dev_.max_threads_per_sm,
+                                                                        compute_kernels::kThreadsPerBlock));
     });
   }
 
@@ -232,7 +238,7 @@ class CudaComputeEngine final : public ComputeEngine {
   template <class Queue>
   double events_around(std::uint64_t ops, Queue queue) {
     bool hold = !kernels_reason_ && ops <= kMaxQueuedOps;
-    if (hold && !hold_) hold_.emplace();
+    if (hold && !hold_) hold_.emplace(dev_.ordinal);
     cuda::Event start(dev_.ordinal, true), end(dev_.ordinal, true);
     struct Release {  // a failed launch must not leave the hold kernel spinning until its timeout
       cuda::HoldFlag* flag;
@@ -308,26 +314,45 @@ std::uint64_t pytorch_workspace_bytes(int cc_major, int cc_minor) {
 }
 
 std::pair<std::optional<double>, std::string> published_gpu_peak(const std::string& name, ComputeDtype dtype) {
+  // A row matches a device name whose words (split at spaces and dashes) include the model as a
+  // whole word and the variant word, or, for a row without a variant, none of the variant words:
+  // "NVIDIA H200 NVL" is not the H200 SXM, "NVIDIA GH200 480GB" not an H200, an L40 not an L4.
   struct Row {
-    const char* match;  // every word must be in the device name
-    const char* also;
-    double bf16, fp8;   // dense TFLOP/s; f16 = bf16 on these parts; 0: no such tensor core
+    const char* model;
+    const char* variant;  // "" = the SXM / only form
+    double bf16, fp8;     // dense TFLOP/s; f16 = bf16 on these parts; 0: no such tensor core
     const char* basis;
   };
   static const Row rows[] = {
       {"H100", "PCIe", 756.5, 1513, "NVIDIA H100 PCIe datasheet"},
       {"H100", "NVL", 835.5, 1670.5, "NVIDIA H100 NVL datasheet"},
       {"H100", "", 989.4, 1978.9, "NVIDIA H100 SXM5 datasheet"},
+      {"H200", "NVL", 835.5, 1670.5, "NVIDIA H200 NVL datasheet (1,671 / 3,341 TFLOPS with sparsity, halved)"},
       {"H200", "", 989.4, 1978.9, "NVIDIA H200 SXM datasheet"},
       {"B200", "", 2250, 4500, "NVIDIA HGX B200 datasheet (per GPU)"},
       {"A100", "", 312, 0, "NVIDIA A100 datasheet"},
+      {"A100", "PCIe", 312, 0, "NVIDIA A100 datasheet"},
       {"L40S", "", 362.05, 733, "NVIDIA L40S datasheet"},
-      {"L40", "", 181.05, 362.05, "NVIDIA L40 datasheet"},  // before L4: "L40" contains it
+      {"L40", "", 181.05, 362.05, "NVIDIA L40 datasheet"},
       {"L4", "", 121, 242.5, "NVIDIA L4 datasheet"},
+  };
+  static const char* const variants[] = {"PCIe", "NVL"};
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at <= name.size();) {
+    std::size_t end = name.find_first_of(" -", at);
+    if (end == std::string::npos) end = name.size();
+    if (end > at) words.push_back(name.substr(at, end - at));
+    at = end + 1;
+  }
+  auto has = [&](const char* word) { return std::find(words.begin(), words.end(), word) != words.end(); };
+  auto matches = [&](const Row& r) {
+    if (!has(r.model)) return false;
+    if (*r.variant) return has(r.variant);
+    return std::none_of(std::begin(variants), std::end(variants), has);
   };
   if (dtype == ComputeDtype::f32) return {std::nullopt, "the cuda engine does not run f32"};
   for (const auto& r : rows) {
-    if (name.find(r.match) == std::string::npos || (*r.also && name.find(r.also) == std::string::npos)) continue;
+    if (!matches(r)) continue;
     double v = dtype == ComputeDtype::fp8_e4m3 ? r.fp8 : r.bf16;
     if (v <= 0) return {std::nullopt, fmt::format("{}: no {} tensor cores", r.basis, report::to_string(dtype))};
     return {v, fmt::format("{}, dense (without sparsity), boost clock", r.basis)};

@@ -11,7 +11,7 @@ namespace interprobe::compute_kernels {
 
 namespace {
 
-constexpr unsigned kThreads = 512;
+constexpr unsigned kThreads = kThreadsPerBlock;
 
 cu::Function function(int device, const char* name) {
   return cu::module_function(kPtx, device, name, "the compute engine's PTX kernels");

@@ -10,6 +10,9 @@
 
 namespace interprobe::compute_kernels {
 
+// Threads per block of interprobe_stream_read (the occupancy sums use it).
+inline constexpr int kThreadsPerBlock = 512;
+
 extern const char* const kPtx;  // generated from kernels/compute_kernels.ptx
 
 // Reads [src, src + bytes) once (bytes: a multiple of 16) with `blocks` x 512 threads.

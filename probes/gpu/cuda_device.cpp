@@ -53,6 +53,7 @@ std::vector<DeviceInfo> enumerate_devices() {
     cu::check(d.device_get_name(name, sizeof name, dev), "cuDeviceGetName");
     info.name = name;
     info.sm_count = std::max(1, attribute(cu::kAttrMultiprocessorCount, dev));
+    info.max_threads_per_sm = std::max(32, attribute(cu::kAttrMaxThreadsPerMultiprocessor, dev));
     info.cc_major = attribute(cu::kAttrComputeCapabilityMajor, dev);
     info.cc_minor = attribute(cu::kAttrComputeCapabilityMinor, dev);
     DeviceGuard guard(dev);
@@ -62,6 +63,10 @@ std::vector<DeviceInfo> enumerate_devices() {
   // PCI bus order, the order the topology section numbers GPUs in, whatever CUDA_DEVICE_ORDER says.
   std::sort(devices.begin(), devices.end(), [](const auto& a, const auto& b) { return a.bdf < b.bdf; });
   return devices;
+}
+
+int full_occupancy_blocks(int sm_count, int max_threads_per_sm, int threads_per_block) {
+  return std::max(1, sm_count) * std::max(1, max_threads_per_sm / std::max(1, threads_per_block));
 }
 
 cu::Context primary_context(int device) {
@@ -125,7 +130,9 @@ std::string device_label(int device) {
   return fmt::format("{} ({})", name, bus);
 }
 
-void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream) {
+void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, const Stream& on) {
+  DeviceGuard guard(on.device());
+  cu::Stream stream = on.get();
   if (src_device < 0)
     cu::check(drv().memcpy_htod_async(dptr(dst), src, bytes, stream), "cuMemcpyHtoDAsync");
   else if (dst_device < 0)
@@ -134,7 +141,9 @@ void copy_async(void* dst, int dst_device, const void* src, int src_device, std:
     cu::check(drv().memcpy_dtod_async(dptr(dst), dptr(src), bytes, stream), "cuMemcpyDtoDAsync");
 }
 
-void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream) {
+void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, const Stream& on) {
+  DeviceGuard guard(on.device());
+  cu::Stream stream = on.get();
   cu::check(drv().memcpy_peer_async(dptr(dst), primary_context(dst_device), dptr(src), primary_context(src_device),
                                     bytes, stream),
             "cuMemcpyPeerAsync");
@@ -163,15 +172,18 @@ void DeviceMemory::reset() noexcept {
   ptr_ = nullptr;
 }
 
-PinnedRegistration::PinnedRegistration(void* ptr, std::size_t bytes) {
+PinnedRegistration::PinnedRegistration(int device, void* ptr, std::size_t bytes) : device_(device) {
+  DeviceGuard guard(device);
   cu::check(drv().mem_host_register(ptr, bytes, cu::kMemHostRegisterPortable | cu::kMemHostRegisterDeviceMap),
             "cuMemHostRegister");
   ptr_ = ptr;
 }
-PinnedRegistration::PinnedRegistration(PinnedRegistration&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
+PinnedRegistration::PinnedRegistration(PinnedRegistration&& o) noexcept
+    : device_(o.device_), ptr_(std::exchange(o.ptr_, nullptr)) {}
 PinnedRegistration& PinnedRegistration::operator=(PinnedRegistration&& o) noexcept {
   if (this != &o) {
     if (ptr_) (void)drv().mem_host_unregister(ptr_);
+    device_ = o.device_;
     ptr_ = std::exchange(o.ptr_, nullptr);
   }
   return *this;
@@ -180,6 +192,7 @@ PinnedRegistration::~PinnedRegistration() {
   if (ptr_) (void)drv().mem_host_unregister(ptr_);
 }
 void* PinnedRegistration::device_pointer() const {
+  DeviceGuard guard(device_);
   cu::DevicePtr device = 0;
   cu::check(drv().mem_host_get_device_pointer(&device, ptr_, 0), "cuMemHostGetDevicePointer");
   return hptr(device);

@@ -16,9 +16,15 @@ struct DeviceInfo {
   std::string bdf;        // "0000:1b:00.0", lower case like sysfs
   std::string name;
   int sm_count = 1;
+  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048 on 8.0/9.0/10.0, 1536 on 8.6, 8.9 and
+  // 12.0 (L40S, L4, RTX PRO 6000), 1024 on 7.5.
+  int max_threads_per_sm = 2048;
   int cc_major = 0, cc_minor = 0;
   std::size_t free_bytes = 0, total_bytes = 0;
 };
+
+// Blocks of `threads_per_block` that fill every SM at once: sm_count x (threads per SM / block).
+int full_occupancy_blocks(int sm_count, int max_threads_per_sm, int threads_per_block);
 
 // Every device, in PCI bus order. Throws UnsupportedError with the reason when there is no
 // driver, a driver older than CUDA 12.0, or no device.
@@ -53,12 +59,14 @@ void copy_to_host(int device, void* dst, const void* src, std::size_t bytes);
 void copy_to_device(int device, void* dst, const void* src, std::size_t bytes);
 // "NVIDIA H100 80GB HBM3 (0000:1b:00.0)", or what could not be read.
 std::string device_label(int device);
+class Stream;
 // An engine copy on `stream`: host to device, device to host or within a device, by which side
-// is a GPU (-1 = host memory).
-void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream);
+// is a GPU (-1 = host memory). Queued with the stream's device's context current (the driver
+// refuses a copy on a thread without one: CUDA_ERROR_INVALID_CONTEXT).
+void copy_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, const Stream& stream);
 // A copy between two GPUs' memory (cuMemcpyPeerAsync): direct with peer access on, staged by
 // the driver with it off.
-void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, cu::Stream stream);
+void copy_peer_async(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes, const Stream& stream);
 
 class DeviceMemory {
  public:
@@ -82,14 +90,17 @@ class DeviceMemory {
 class PinnedRegistration {
  public:
   PinnedRegistration() = default;
-  PinnedRegistration(void* ptr, std::size_t bytes);
+  // Registers with `device`'s context current: cuMemHostRegister needs one (without it the driver
+  // returns CUDA_ERROR_INVALID_CONTEXT); portable, so every context may use the memory.
+  PinnedRegistration(int device, void* ptr, std::size_t bytes);
   PinnedRegistration(PinnedRegistration&& o) noexcept;
   PinnedRegistration& operator=(PinnedRegistration&& o) noexcept;
   ~PinnedRegistration();
-  // The address a kernel on the current device uses for this memory.
+  // The address a kernel uses for this memory (asked with the registering device's context current).
   void* device_pointer() const;
 
  private:
+  int device_ = 0;
   void* ptr_ = nullptr;
 };
 

@@ -3,7 +3,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,8 +17,9 @@ namespace interprobe::cu {
 
 namespace {
 
-// How the entry points are found: cuGetProcAddress_v2 (12.5+), cuGetProcAddress (12.0-12.4:
-// same arguments but for the symbol status), or dlsym of the CUDA 12.0 ABI names.
+// How the entry points are found: cuGetProcAddress_v2 (the CUDA 12.0 ABI: cuda.h from 12.0 on maps
+// cuGetProcAddress to it), the older cuGetProcAddress (same arguments but for the symbol status),
+// or dlsym of the CUDA 12.0 ABI names.
 class Resolver {
  public:
   explicit Resolver(const DynamicLibrary& dl) : dl_(dl) {
@@ -114,6 +118,22 @@ Driver load_driver(const std::string& path) {
 
 const Driver& driver() { return load_once<Driver, UnsupportedError>(VendorLibrary::cuda_driver, "no CUDA driver", load_from); }
 
+namespace {
+
+// The kernel names of a PTX text: each ".entry NAME(" or ".entry NAME()".
+std::vector<std::string> ptx_entry_names(std::string_view ptx) {
+  std::vector<std::string> names;
+  constexpr std::string_view kEntry = ".entry ";
+  for (auto at = ptx.find(kEntry); at != std::string_view::npos; at = ptx.find(kEntry, at + 1)) {
+    auto begin = at + kEntry.size();
+    auto end = ptx.find_first_of("( \t\n", begin);
+    if (end != std::string_view::npos && end > begin) names.emplace_back(ptx.substr(begin, end - begin));
+  }
+  return names;
+}
+
+}  // namespace
+
 Function module_function(const char* ptx, int device, const char* name, const char* what) {
   static std::mutex m;
   static std::map<std::tuple<const char*, int, std::string>, Function> functions;
@@ -127,6 +147,16 @@ Function module_function(const char* ptx, int device, const char* name, const ch
     Module loaded = nullptr;
     check(d.module_load_data(&loaded, ptx), fmt::format("cuModuleLoadData ({})", what).c_str());
     module = modules.emplace(std::make_pair(ptx, device), loaded).first;
+    // Every kernel of the module now, while nothing of ours runs: with lazy loading (the default
+    // from CUDA 12.2) cuModuleGetFunction loads a kernel and may wait for the context's running
+    // kernels, so a first copy kernel behind the spinning hold kernel would wait out its timeout.
+    // nvbandwidth preloads its kernels for the same reason.
+    for (const std::string& entry : ptx_entry_names(ptx)) {
+      Function f = nullptr;
+      check(d.module_get_function(&f, loaded, entry.c_str()), "cuModuleGetFunction");
+      functions[std::make_tuple(ptx, device, entry)] = f;
+    }
+    if (auto it = functions.find(key); it != functions.end()) return it->second;
   }
   Function f = nullptr;
   check(d.module_get_function(&f, module->second, name), "cuModuleGetFunction");

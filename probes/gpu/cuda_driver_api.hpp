@@ -53,6 +53,8 @@ inline constexpr Result kErrorUnknown = 999;
 
 // CUdevice_attribute values we read.
 inline constexpr int kAttrMultiprocessorCount = 16;
+inline constexpr int kAttrL2CacheSize = 38;                  // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, bytes
+inline constexpr int kAttrMaxThreadsPerMultiprocessor = 39;  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
 inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
 
@@ -67,7 +69,7 @@ inline constexpr unsigned kMemHostRegisterDeviceMap = 0x2;// CU_MEMHOSTREGISTER_
 inline constexpr int kStreamCaptureModeThreadLocal = 1;   // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 inline constexpr std::uint64_t kGetProcAddressLegacyStream = 0x1;  // CU_GET_PROC_ADDRESS_LEGACY_STREAM
 
-// CUdriverProcAddressQueryResult (cuGetProcAddress_v2, CUDA 12.5+).
+// CUdriverProcAddressQueryResult (cuGetProcAddress_v2, the CUDA 12.0 ABI).
 inline constexpr int kProcAddressSuccess = 0;
 inline constexpr int kProcAddressSymbolNotFound = 1;
 inline constexpr int kProcAddressVersionNotSufficient = 2;
@@ -83,8 +85,9 @@ using GetErrorStringFn = Result(Result, const char**);
 using GetErrorNameFn = Result(Result, const char**);
 using InitFn = Result(unsigned);
 using DriverGetVersionFn = Result(int*);
-// cuGetProcAddress as of CUDA 12.0 (r525) and cuGetProcAddress_v2 (12.5, r555): the same but
-// for the last argument (a CUdriverProcAddressQueryResult*).
+// cuGetProcAddress (the CUDA 11.3 ABI) and cuGetProcAddress_v2 (the CUDA 12.0 ABI, r525, what
+// cuda.h 12.x calls cuGetProcAddress): the same but for the last argument (a
+// CUdriverProcAddressQueryResult*).
 using GetProcAddressFn = Result(const char*, void**, int, std::uint64_t);
 using GetProcAddressV2Fn = Result(const char*, void**, int, std::uint64_t, int*);
 using DeviceGetCountFn = Result(int*);

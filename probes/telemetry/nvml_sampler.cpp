@@ -70,6 +70,7 @@ struct Api {
   nvml::Return (*fields)(nvml::Device, int, FieldValue*);
   nvml::Return (*max_pcie_gen)(nvml::Device, unsigned*);
   nvml::Return (*max_pcie_width)(nvml::Device, unsigned*);
+  nvml::Return (*nvlink_state)(nvml::Device, unsigned, int*);
 
   explicit Api(const DynamicLibrary& dl) {
     auto get = [&dl](auto& fn, const char* symbol) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dl.raw_symbol(symbol)); };
@@ -82,6 +83,7 @@ struct Api {
     if (!reasons) get(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");  // drivers before r535
     get(fields, "nvmlDeviceGetFieldValues");
     get(max_pcie_gen, "nvmlDeviceGetMaxPcieLinkGeneration"), get(max_pcie_width, "nvmlDeviceGetMaxPcieLinkWidth");
+    get(nvlink_state, "nvmlDeviceGetNvLinkState");
   }
 };
 
@@ -148,8 +150,10 @@ void NvmlSampler::State::read_limits(GpuHandle& g) {
   read_nvlink_capacity(g);
 }
 
-// The NVLink rate fraction's denominator: the common link speed times the active links (NVML
-// fields 90/91), per direction. Null with the reason where NVML gives neither (no NVLink).
+// The NVLink rate fraction's denominator: the common link speed (NVML field 90) times the links
+// that are up, per direction. Field 91 (NVML_FI_DEV_NVLINK_LINK_COUNT) counts the links present,
+// down ones too: each of those is asked nvmlDeviceGetNvLinkState (active = NVML_FEATURE_ENABLED).
+// Null with the reason where NVML gives neither (no NVLink).
 void NvmlSampler::State::read_nvlink_capacity(GpuHandle& g) {
   FieldValue values[2] = {};
   values[0].fieldId = kFieldNvlinkSpeedMbps;
@@ -158,6 +162,14 @@ void NvmlSampler::State::read_nvlink_capacity(GpuHandle& g) {
   if (rc == nvml::kSuccess) rc = values[0].nvmlReturn != nvml::kSuccess ? values[0].nvmlReturn : values[1].nvmlReturn;
   if (rc != nvml::kSuccess) return refuse(g, "nvlink_capacity_gbps", rc);
   long long mbps = value_of(values[0]), links = value_of(values[1]);
+  if (api->nvlink_state && links > 0 && links <= static_cast<long long>(nvml::kNvLinkMaxLinks)) {
+    long long active = 0;
+    for (unsigned l = 0; l < static_cast<unsigned>(links); ++l) {
+      int enabled = 0;
+      if (api->nvlink_state(g.device, l, &enabled) == nvml::kSuccess && enabled == 1) ++active;
+    }
+    links = active;
+  }
   if (mbps > 0 && links > 0 && links <= static_cast<long long>(nvml::kNvLinkMaxLinks))
     g.info.nvlink_capacity_gbps = static_cast<double>(mbps) * static_cast<double>(links) / 1000;
 }

@@ -189,7 +189,13 @@ TEST(ObserveCli, LiveGpmOnTheSimulatedNvmlClassifiesByTheGpmRules) {
     EXPECT_NEAR(*a.nvlink_capacity_fraction, *a.nvlink_gbps / 450.0, 1e-9);
   }
   interprobe::testing::TempTree tree2;
-  r = observe_live(tree2, busy_h100_env(tree2, {{"gpm_sm_active", 0.5}, {"gpm_dram_active", 0.8}}));
+  // Issue 31 point 6: 4 of the 18 links down (present, not active): capacity 14 x 25 GB/s, not 18 x 25.
+  r = observe_live(tree2, busy_h100_env(tree2, {{"gpm_sm_active", 0.5}, {"gpm_dram_active", 0.8}, {"nvlinks_down", 4}}));
+  ASSERT_TRUE(r.telemetry);
+  for (const auto& g : r.telemetry->gpus) {
+    ASSERT_TRUE(g.nvlink_capacity_gbps);
+    EXPECT_DOUBLE_EQ(*g.nvlink_capacity_gbps, 350.0);
+  }
   ASSERT_TRUE(r.telemetry);
   for (const auto& g : r.telemetry->gpus)
     EXPECT_EQ(g.overall.classification, interprobe::report::TelemetryClass::memory_bound) << g.overall.reason;

@@ -20,8 +20,29 @@ struct DeviceSpec {
   int cc_major = 9, cc_minor = 0;
   std::uint64_t memory_bytes = std::uint64_t{16} << 30;
   int sm_count = 8;
+  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR and _L2_CACHE_SIZE: from the table of real
+  // GPUs (known_gpu) by name, else by compute capability; a description may set either.
+  int max_threads_per_sm = 2048;
+  std::uint64_t l2_bytes = std::uint64_t{50} << 20;
   std::string pci_bus_id;  // "0000:1b:00.0"
 };
+
+// A real GPU's properties, each from the source named in sim_config.cpp.
+struct KnownGpu {
+  const char* name;  // what cuDeviceGetName returns for it
+  int cc_major, cc_minor;
+  int sm_count;
+  int max_threads_per_sm;
+  std::uint64_t l2_bytes;
+  double hbm_gbps;  // memory bandwidth, GB/s
+  int pcie_gen;
+  const char* source;
+};
+// The table entry whose name is exactly `name`; nullptr when none.
+const KnownGpu* known_gpu(const std::string& name);
+// Resident threads per SM by compute capability (CUDA C++ Programming Guide, "Technical
+// Specifications per Compute Capability": 1024 for 7.5, 1536 for 8.6/8.9/12.x, else 2048).
+int max_threads_per_sm_for(int cc_major, int cc_minor);
 
 struct Faults {
   bool corrupt_peer_copies = false;  // direct peer copies (and peer SM kernels) deliver wrong bytes
@@ -56,6 +77,7 @@ struct DriverBehavior {
 struct NvmlSpec {
   std::string driver_version = "550.54.15";  // nvmlSystemGetDriverVersion
   int nvlinks_per_gpu = 0;                   // 0: no NVLink (nvmlDeviceGetNvLinkState fails on link 0)
+  int nvlinks_down = 0;                      // the last this many links are present but not active
   unsigned nvlink_version = 7;               // nvmlNvlinkVersion_t (7 = 5.0: what Hopper reports)
   std::string nvlink_remote = "nvswitch";    // "nvswitch" or "gpu" (links dealt round-robin to peers)
   int virtualization_mode = 0;               // nvmlGpuVirtualizationMode_t: 0 none, 1 passthrough, 2 vgpu
@@ -81,6 +103,7 @@ struct SimConfig {
   LinkModel pageable{8, 5};  // pageable host memory (staged by the driver)
   LinkModel device{1000, 2}; // device-local copies, fills, checks
   LinkModel peer{50, 2};     // direct peer copies (peer access on)
+  LinkModel peer_reverse{50, 2};  // direct peer copies from a higher to a lower device (default: = peer)
   LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
   double kernel_us = 2.5;    // an empty kernel (launch floor kernels) on the device clock
   Faults faults;

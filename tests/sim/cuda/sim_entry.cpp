@@ -123,6 +123,11 @@ SIM_API cu::Result cuInit(unsigned flags) {
     s.contexts.assign(s.config.devices.size(), Context{});
     for (std::size_t d = 0; d < s.contexts.size(); ++d) s.contexts[d].device = static_cast<int>(d);
     s.used_bytes.assign(s.config.devices.size(), 0);
+    // Lazy loading is the default from CUDA 12.2 (r535); CUDA_MODULE_LOADING chooses either way.
+    const char* loading = std::getenv("CUDA_MODULE_LOADING");
+    if (loading && std::string(loading) == "EAGER") s.lazy_loading = false;
+    else if (loading && std::string(loading) == "LAZY") s.lazy_loading = true;
+    else s.lazy_loading = s.config.driver_version >= 12020;
     s.initialized = true;
   }
   return cu::kSuccess;
@@ -157,6 +162,8 @@ SIM_API cu::Result cuDeviceGetAttribute(int* value, int attribute, cu::Device d)
     case cu::kAttrMultiprocessorCount: *value = spec.sm_count; break;
     case cu::kAttrComputeCapabilityMajor: *value = spec.cc_major; break;
     case cu::kAttrComputeCapabilityMinor: *value = spec.cc_minor; break;
+    case cu::kAttrMaxThreadsPerMultiprocessor: *value = spec.max_threads_per_sm; break;
+    case cu::kAttrL2CacheSize: *value = static_cast<int>(spec.l2_bytes); break;
     default: return cu::kErrorInvalidValue;
   }
   return cu::kSuccess;
@@ -205,11 +212,13 @@ SIM_API cu::Result cuDevicePrimaryCtxRelease_v2(cu::Device d) {
 }
 
 SIM_API cu::Result cuCtxSetCurrent(cu::Context ctx) {
+  if (!initialized()) return cu::kErrorNotInitialized;
   current_context() = context_of(ctx);
   return cu::kSuccess;
 }
 
 SIM_API cu::Result cuCtxGetCurrent(cu::Context* ctx) {
+  if (!initialized()) return cu::kErrorNotInitialized;
   *ctx = handle_of(current_context());
   return cu::kSuccess;
 }

@@ -55,6 +55,7 @@ SIM_API int interprobe_sim_enqueue(cu::Stream h, void (*fn)(void*), void* data, 
 
 // Stream capture records what the stream would run; a graph launch queues it again.
 SIM_API cu::Result cuStreamBeginCapture_v2(cu::Stream h, int) {
+  if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   Stream* s = stream_of(h);
   if (!s || s->capture) return cu::kErrorInvalidValue;
   s->capture = new Ops;
@@ -62,6 +63,7 @@ SIM_API cu::Result cuStreamBeginCapture_v2(cu::Stream h, int) {
 }
 
 SIM_API cu::Result cuStreamEndCapture(cu::Stream h, CUgraph_st** graph) {
+  if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   Stream* s = stream_of(h);
   if (!s || !s->capture || !graph) return cu::kErrorInvalidValue;
   *graph = reinterpret_cast<CUgraph_st*>(s->capture);
@@ -70,12 +72,14 @@ SIM_API cu::Result cuStreamEndCapture(cu::Stream h, CUgraph_st** graph) {
 }
 
 SIM_API cu::Result cuGraphInstantiateWithFlags(CUgraphExec_st** exec, CUgraph_st* graph, unsigned long long) {
+  if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   if (!exec || !graph) return cu::kErrorInvalidValue;
   *exec = reinterpret_cast<CUgraphExec_st*>(new Ops(*reinterpret_cast<Ops*>(graph)));
   return cu::kSuccess;
 }
 
 SIM_API cu::Result cuGraphLaunch(CUgraphExec_st* exec, cu::Stream h) {
+  if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   Stream* s = stream_of(h);
   if (!exec || !s) return cu::kErrorInvalidValue;
   for (const auto& op : *reinterpret_cast<Ops*>(exec)) s->enqueue(op);
@@ -83,11 +87,13 @@ SIM_API cu::Result cuGraphLaunch(CUgraphExec_st* exec, cu::Stream h) {
 }
 
 SIM_API cu::Result cuGraphExecDestroy(CUgraphExec_st* exec) {
+  if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   delete reinterpret_cast<Ops*>(exec);
   return cu::kSuccess;
 }
 
 SIM_API cu::Result cuGraphDestroy(CUgraph_st* graph) {
+  if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   delete reinterpret_cast<Ops*>(graph);
   return cu::kSuccess;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Host implementations of the copy engine's kernels (probes/bandwidth/cuda_kernels.ptx) and the
 // compute engine's (probes/compute/kernels/compute_kernels.ptx), found by their .entry names, and the PTX ISA check a real driver does when it JIT-compiles a module.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,12 @@ enum class Kernel { hold, copy, fill_pattern, count_mismatches, stream_read, emp
 // How many (8-byte) parameters a kernel takes.
 int parameter_count(Kernel k);
 
+struct Context;
+
 struct SimModule {
   std::vector<std::string> entries;  // .entry names in the PTX text
+  Context* context = nullptr;        // the context it was loaded into
+  std::set<std::string> loaded;      // kernels loaded (all at once with CUDA_MODULE_LOADING=EAGER)
 };
 
 struct SimFunction {

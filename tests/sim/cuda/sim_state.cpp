@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "probes/gpu/cuda_driver_api.hpp"
+
 namespace interprobe::sim {
 
 double now_s() {
@@ -126,6 +128,11 @@ void reset_state(SimConfig config) {
     delete stream;
   }
   s.legacy.clear();
+  {
+    std::lock_guard lock(s.streams_m);
+    s.hung_devices.clear();
+  }
+  ++s.generation;
   s.config = std::move(config);
   s.config_error.clear();
   s.initialized = false;
@@ -138,6 +145,32 @@ Context*& current_context() {
   return current;
 }
 
+int require_initialized() { return state().initialized ? cu::kSuccess : cu::kErrorNotInitialized; }
+
+int require_context(Context*& ctx) {
+  if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
+  ctx = current_context();
+  return ctx ? cu::kSuccess : cu::kErrorInvalidContext;
+}
+
+void wait_context_idle(Context* ctx) {
+  State& s = state();
+  const std::uint64_t generation = s.generation;
+  auto hung = [&] {
+    std::lock_guard lock(s.streams_m);
+    return s.hung_devices.count(ctx->device) > 0;
+  };
+  while (hung() && s.generation == generation) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (s.generation != generation) return;
+  std::vector<Stream*> mine;
+  {
+    std::lock_guard lock(s.streams_m);
+    for (Stream* stream : s.streams)
+      if (stream->context() == ctx) mine.push_back(stream);
+  }
+  for (Stream* stream : mine) stream->synchronize();
+}
+
 CopyRoute route(const Location& from, const Location& to, bool peer_allowed) {
   const SimConfig& c = state().config;
   if (from.device < 0 || to.device < 0) {
@@ -145,7 +178,7 @@ CopyRoute route(const Location& from, const Location& to, bool peer_allowed) {
     return {host.pinned ? c.host : c.pageable, false};
   }
   if (from.device == to.device) return {c.device, false};
-  if (peer_allowed) return {c.peer, true};
+  if (peer_allowed) return {from.device > to.device ? c.peer_reverse : c.peer, true};
   return {c.staged, false};
 }
 
@@ -161,7 +194,11 @@ void sleep_until_s(double t) {
 void timed_copy(Stream* stream, void* dst, const void* src, std::size_t bytes, const LinkModel& link, bool corrupt,
                 bool hang) {
   if (hang) {
-    if (stream) stream->hung = true;
+    if (stream) {
+      stream->hung = true;
+      std::lock_guard lock(state().streams_m);
+      state().hung_devices.insert(stream->context()->device);
+    }
     while (!(stream && stream->abandoned)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return;
   }

@@ -89,13 +89,31 @@ struct State {
   std::mutex streams_m;
   std::set<Stream*> streams;  // live streams, for cuCtxSynchronize
   std::map<int, Stream*> legacy;  // device -> its legacy default stream, made on first use
+  // Devices running work that never completes (faults.hang_peer_copies): destroying the stream does
+  // not stop it, so whatever synchronizes the device blocks until the description is replaced
+  // (generation changes), as a real GPU's would until reset. Guarded by streams_m.
+  std::set<int> hung_devices;
+  std::atomic<std::uint64_t> generation{0};
   std::atomic<bool> ecc_tripped{false};  // faults.ecc_error: a copy ran, the error is sticky
+  // CUDA_MODULE_LOADING at cuInit: LAZY (the default from CUDA 12.2) loads a kernel at its first
+  // cuModuleGetFunction, which may wait for the context's running kernels; EAGER loads at
+  // cuModuleLoadData.
+  bool lazy_loading = true;
   Location locate(const void* p);
 };
 
 State& state();
 void reset_state(SimConfig config);
 Context*& current_context();
+
+// The preconditions cuda.h documents (the conformance table in tests/unit/gpu/sim_conformance_test.cpp
+// cites each): CUDA_ERROR_NOT_INITIALIZED (3) before cuInit, CUDA_ERROR_INVALID_CONTEXT (201)
+// without a current context; 0 when met. `ctx` gets the current context.
+int require_initialized();
+int require_context(Context*& ctx);
+// Blocks until every stream of the context is idle (what cuCtxSynchronize, cuMemFree and a lazy
+// kernel load wait for).
+void wait_context_idle(Context* ctx);
 
 // A copy as the simulated hardware does it: bytes move (memcpy), the stream's clock advances by
 // the link's time, corrupt damages the destination, hang never returns (until the stream is

@@ -253,7 +253,9 @@ SIM_API Return nvmlDeviceGetVirtualizationMode(NvmlDevice device, int* mode) {
 SIM_API Return nvmlDeviceGetNvLinkState(NvmlDevice device, unsigned link, int* active) {
   if (!spec(device) || !active) return kInvalidArgument;
   if (!has_link(link)) return kNotSupported;
-  *active = 1;
+  // Field 91 counts links present; a link that is down is present and NVML_FEATURE_DISABLED here.
+  const auto& n = state().config.nvml;
+  *active = static_cast<int>(link) < n.nvlinks_per_gpu - n.nvlinks_down ? 1 : 0;
   return kSuccess;
 }
 

@@ -76,6 +76,25 @@ TEST(CudaComputeSimulated, AGemmThatDidNotRunFailsTheCheck) {
   EXPECT_FALSE(check_gemm(*engine, shape, ComputeDtype::bf16).passed);
 }
 
+// Issue 31 point 5: prepare() fills with pageable copies, which may return before their bytes land
+// (ordered only with the legacy stream), and the GEMMs run on a non-blocking stream: without a
+// synchronize after prepare the first GEMM read stale inputs.
+TEST(CudaComputeSimulated, TheGemmReadsWhatPrepareWroteEvenWhenPageableCopiesLag) {
+  std::string text = interprobe::testing::read_text(interprobe::testing::sim_device_file("h100-sxm-8x-nvswitch.json"));
+  text = text.substr(0, text.rfind('}')) + ", \"driver\": {\"pageable_copy_lag_ms\": 100}}";
+  interprobe::testing::sim_load(text);
+  set_library_override(VendorLibrary::cuda_driver, INTERPROBE_SIM_CUDA);
+  set_library_override(VendorLibrary::cublaslt, INTERPROBE_SIM_CUBLASLT);
+  auto engine = make_cuda_compute_engine();
+  GemmShape shape{4, 64, 128};
+  engine->prepare(shape, ComputeDtype::bf16);
+  engine->gemm_s(1);  // the hold kernel's first (lazy) load synchronizes the context: only the first time
+  engine->prepare(shape, ComputeDtype::bf16);
+  engine->gemm_s(1);
+  auto check = check_gemm(*engine, shape, ComputeDtype::bf16);
+  EXPECT_TRUE(check.passed) << "max error " << check.max_relative_error;
+}
+
 TEST(CudaComputeSimulated, ACorruptResultFailsTheCheck) {
   auto engine = engine_on("h100-sxm-8x-nvswitch.json", "\"corrupt_matmul\": true");
   GemmShape shape{8, 64, 256};
@@ -152,6 +171,11 @@ TEST(CudaCompute, WorkspaceAndPublishedPeaksFollowTheirSources) {
   // Longer names first: an L40 is not an L4.
   EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA L40", ComputeDtype::bf16).first.value_or(0), 181.05);
   EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA L4", ComputeDtype::bf16).first.value_or(0), 121);
+  // The full product name (issue 31 point 12): "H200" as a substring matched these to the SXM row.
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA H200", ComputeDtype::bf16).first.value_or(0), 989.4);
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA H200 NVL", ComputeDtype::bf16).first.value_or(0), 835.5);
+  EXPECT_FALSE(published_gpu_peak("NVIDIA GH200 480GB", ComputeDtype::bf16).first);
+  EXPECT_DOUBLE_EQ(published_gpu_peak("NVIDIA A100-SXM4-80GB", ComputeDtype::bf16).first.value_or(0), 312);
 }
 
 }  // namespace
