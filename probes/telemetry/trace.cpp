@@ -123,7 +123,7 @@ Trace parse_trace(const std::string& text, const std::string& label) {
   try {
     j = parse_json_bounded(text);
   } catch (const JsonInputError& e) {  // too deep, or a number beyond double range (1e999): names the key
-    throw InputError(fmt::format("{}: {}; give a trace written by `interprobe observe --record FILE`", label, e.what()));
+    throw InputError(fmt::format("{}: not JSON ({}); give a trace written by `interprobe observe --record FILE`", label, e.what()));
   } catch (const json::exception& e) {  // syntax
     throw InputError(fmt::format("{}: not JSON ({}); give a trace written by `interprobe observe --record FILE`", label, e.what()));
   }

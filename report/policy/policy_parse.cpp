@@ -247,7 +247,7 @@ Policy parse_policy(const std::string& text, const std::string& file) {
   try {
     doc = parse_json_bounded(text);
   } catch (const JsonInputError& e) {  // too deep, or a number beyond double range (1e999): names the key
-    throw InputError(fmt::format("policy {}: {}", file, e.what()));
+    throw InputError(fmt::format("policy {}: not valid JSON: {}", file, e.what()));
   } catch (const json::exception& e) {  // syntax
     throw InputError(fmt::format("policy {}: not valid JSON: {}", file, e.what()));
   }

@@ -97,7 +97,7 @@ TEST(HardeningRoundTwo, TraceWithFormatNested100000DeepIsExit2) {
   write(dir.path() / "deep.json", text);
   auto p = run_interprobe({"observe", "--replay", (dir.path() / "deep.json").string(), "-q"});
   EXPECT_EQ(p.exit_code, 2) << p.err.substr(0, 300);
-  EXPECT_NE(p.err.find("deep.json: format[0]"), std::string::npos) << p.err.substr(0, 300);
+  EXPECT_NE(p.err.find("deep.json: not JSON (format[0]"), std::string::npos) << p.err.substr(0, 300);
 }
 
 TEST(HardeningRoundTwo, PolicyNested100000DeepIsExit2) {
@@ -118,15 +118,17 @@ TEST(HardeningRoundTwo, ManyIgnoredLayersAreMatchedOncePerModule) {
   config["num_hidden_layers"] = 4096;
   json patterns = json::array();
   for (int i = 0; i < 20000; ++i) patterns.push_back("model.layers." + std::to_string(i % 4096) + ".mlp.experts." + std::to_string(i));
-  for (int i = 0; i < 1000; ++i) patterns.push_back("model.layers." + std::to_string(i) + ".self_attn*");
+  for (int i = 0; i < 200; ++i) patterns.push_back("model.layers." + std::to_string(i) + ".self_attn*");
   config["quantization_config"]["ignored_layers"] = patterns;
   write(dir.path() / "many.json", config.dump());
-  auto p = analyze(dir.path() / "many.json", RunLimits{60s, 0, {}});
+  // 5.8 s here on a loaded 2-core VM (the 4,096-layer step itself is most of it); the bound leaves
+  // room for sanitizer builds and still tells it from the 85 s it took.
+  auto p = analyze(dir.path() / "many.json", RunLimits{120s, 0, {}});
   EXPECT_FALSE(p.timed_out);
   EXPECT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_LT(p.seconds, 20.0);
+  EXPECT_LT(p.seconds, 45.0);
   // Wildcard patterns past the cap: refused naming the key, before any work.
-  for (int i = 1000; i < 1100; ++i) patterns.push_back("model.layers." + std::to_string(i) + ".self_attn*");
+  for (int i = 200; i < 1100; ++i) patterns.push_back("model.layers." + std::to_string(i) + ".self_attn*");
   config["quantization_config"]["ignored_layers"] = patterns;
   write(dir.path() / "too-many.json", config.dump());
   p = analyze(dir.path() / "too-many.json", RunLimits{60s, 0, {}});
