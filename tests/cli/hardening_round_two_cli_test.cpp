@@ -181,10 +181,22 @@ TEST(HardeningRoundTwo, JunitHoldsNoNoncharacter) {
   EXPECT_EQ(xml.find("\xef\xbf\xbe"), std::string::npos);
   EXPECT_EQ(xml.find("\xef\xbf\xbf"), std::string::npos);
   EXPECT_NE(xml.find("\\xef\\xbf\\xbe"), std::string::npos) << "shown escaped";
+  // A fleet node's name names its test suite.
+  json fleet = json::parse(read(kSource + "/tests/fuzz/fleet/corpus/two-fixture-nodes.json"));
+  fleet["nodes"][0]["name"] = "node \xef\xbf\xbf";
+  write(dir.path() / "fleet.json", fleet.dump());
+  auto fleet_junit = dir.path() / "fleet-junit.xml";
+  p = run_interprobe({"check", "--policy", kPolicy, (dir.path() / "fleet.json").string(), "--junit", fleet_junit.string()});
+  ASSERT_TRUE(p.exit_code == 0 || p.exit_code == 1) << p.err;
+  xml = read(fleet_junit);
+  EXPECT_EQ(xml.find("\xef\xbf\xbf"), std::string::npos);
+  EXPECT_NE(xml.find("node \\xef\\xbf\\xbf"), std::string::npos) << xml.substr(0, 600);
   std::string python = INTERPROBE_PYTHON3;
   if (python.empty()) return;
-  auto v = run_program(python, {kSource + "/tests/cli/validate_junit.py", junit.string()}, {}, {});
-  EXPECT_EQ(v.exit_code, 0) << v.err;
+  for (const auto& file : {junit, fleet_junit}) {
+    auto v = run_program(python, {kSource + "/tests/cli/validate_junit.py", file.string()}, {}, {});
+    EXPECT_EQ(v.exit_code, 0) << file << ": " << v.err;
+  }
 }
 
 // Defect 5: check FILE parsed up to 1 GiB before applying the report's 64 MiB: an 80 MiB report
