@@ -210,6 +210,10 @@ Quantization quantization_from(const json& q, const std::string& label, std::str
       if (pattern.size() > ModulePatterns::kMaxPatternChars)
         throw InputError(fmt::format("{}: key '{}' holds a pattern of {} characters ({}); a module pattern is at most {}",
                                      label, key, pattern.size(), json_excerpt(pattern), ModulePatterns::kMaxPatternChars));
+      if (auto stars = static_cast<std::size_t>(std::count(pattern.begin(), pattern.end(), '*'));
+          stars > ModulePatterns::kMaxStarsPerPattern)
+        throw InputError(fmt::format("{}: key '{}' holds a pattern with {} '*' ({}); a module pattern has at most {}", label,
+                                     key, stars, json_excerpt(pattern), ModulePatterns::kMaxStarsPerPattern));
       if (!out.not_quantized->add(pattern))
         throw InputError(fmt::format("{}: key '{}': more than {} distinct wildcard patterns (*, ?, [) kept in bf16; name the "
                                      "modules without wildcards (any number), or merge patterns",

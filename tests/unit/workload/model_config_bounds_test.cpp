@@ -73,11 +73,11 @@ TEST(ModulePatterns, WildcardsAreDeduplicatedAndCapped) {
   EXPECT_FALSE(patterns.add("one.more*"));
   for (int i = 0; i < 100000; ++i) ASSERT_TRUE(patterns.add("plain.name." + std::to_string(i)));
   // Each module is matched against the wildcards once: later passes are lookups only (20
-  // passes of 1,024 wildcards over 512 modules would be 10 million fnmatch calls).
+  // passes of 256 wildcards over 512 modules would be 2.6 million fnmatch calls).
   auto started = std::chrono::steady_clock::now();
   for (int pass = 0; pass < 20; ++pass)
     for (int i = 0; i < 512; ++i) patterns.matches("model.layers." + std::to_string(i) + ".mlp.down_proj");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 10.0);
-  EXPECT_TRUE(patterns.matches("model.layers.1023.x_proj"));
+  EXPECT_TRUE(patterns.matches("model.layers.255.x_proj"));
   EXPECT_TRUE(patterns.matches("plain.name.99999.weight"));
 }
