@@ -73,9 +73,9 @@ void print_fleet_result(const std::vector<policy::NamedCheck>& suites, const Glo
 int list_subjects(const GlobalOptions& options, const CheckOptions& c) {
   if (!c.report) throw InputError("check --list-subjects: give the REPORT whose metric and fact paths to list");
   report::Report r = report::read_report_file(*c.report);
-  render::Document doc = policy::subjects_document(r);
-  if (options.format == "markdown") std::cout << render::render_markdown(doc);
-  else std::cout << render::render_text(doc, text_style(options));
+  if (options.json || options.format == "json") std::cout << policy::subjects_json(r);
+  else if (options.format == "markdown") std::cout << render::render_markdown(policy::subjects_document(r));
+  else std::cout << render::render_text(policy::subjects_document(r), text_style(options));
   return kExitOk;
 }
 
@@ -100,15 +100,20 @@ int execute_check(const GlobalOptions& options, const CheckOptions& c) {
   if (c.report) {
     const std::string text = read_user_file(*c.report, {*c.report, "a report (or fleet report) written by interprobe -o FILE",
                                                         fleet::kMaxFleetBytes});
-    if (auto fleet = fleet::parse_fleet_text(text, *c.report)) {
+    if (fleet::is_fleet_text(text)) {
+      auto fleet = fleet::parse_fleet_text(text, *c.report);
+      if (!fleet) throw std::logic_error("is_fleet_text and parse_fleet_text disagree on " + *c.report);
       if (rank) throw InputError("check: workload options (--model ...) rank one machine's report, not a fleet report; drop them");
       auto suites = policy::check_fleet(pol, *fleet);
       print_fleet_result(suites, options, warn_gates);
       if (c.junit) write_output_file(*c.junit, policy::fleet_check_junit(suites, warn_gates), "--junit");
       return policy::fleet_check_failed(suites, warn_gates) ? kExitCheckFailed : kExitOk;
     }
+    // Not a fleet: a report's limit, before anything is parsed (an 80 MiB report took 2.6 GB to be refused).
     if (text.size() > report::kMaxReportBytes)
-      throw InputError(fmt::format("{}: {} bytes, more than the {} a report may hold", *c.report, text.size(), report::kMaxReportBytes));
+      throw InputError(fmt::format("{}: {} bytes, more than the {} a report may hold (a fleet report has "
+                                   "fleet_schema_version); give a report written by `interprobe run -o FILE`",
+                                   *c.report, text.size(), report::kMaxReportBytes));
     r = report::parse_report_text(text, *c.report);
     if (rank) r.bottlenecks = rank_workloads(r, *prepared);
   } else {

@@ -123,6 +123,8 @@ bool is_invisible_format(char32_t cp) {
          (cp >= 0x2060 && cp <= 0x206f) ||  // word joiner, invisible operators, isolates
          cp == 0xfeff ||                    // byte-order mark, zero-width no-break space
          (cp >= 0xfff9 && cp <= 0xfffb) ||  // interlinear annotation
+         (cp >= 0xfdd0 && cp <= 0xfdef) ||  // noncharacters: not for interchange, and U+FFFE/U+FFFF
+         (cp & 0xfffe) == 0xfffe ||         // are no XML 1.0 characters (a JUnit file holding one is no XML)
          (cp >= 0xe0000 && cp <= 0xe007f);  // tag characters
 }
 

@@ -30,8 +30,8 @@ std::optional<std::int64_t> parse_kib_as_bytes(std::string_view text);
 // show on a terminal, in a log or in a markdown cell. Printable UTF-8 passes unchanged; each
 // byte of anything else becomes a visible \xNN escape: C0 controls and DEL (ESC, BEL, NUL...),
 // C1 controls U+0080..U+009F (the one-byte CSI U+009B, OSC U+009D), bidirectional overrides and
-// other invisible format characters (U+202E, U+2066, zero-width, BOM), and bytes that are not
-// valid UTF-8 (a raw 0x9b too). Every terminal and error path goes through this one function.
+// other invisible format characters (U+202E, U+2066, zero-width, BOM), noncharacters (U+FFFE,
+// U+FFFF: no XML 1.0 character), and bytes that are not valid UTF-8 (a raw 0x9b too). Every terminal and error path goes through this one function.
 struct PrintableOptions {
   bool ascii_only = false;     // escape every byte outside printable ASCII (evidence values)
   bool keep_newlines = false;  // let '\n' and '\t' through (laid-out multi-line text)

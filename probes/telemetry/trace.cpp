@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/json_input.hpp"
 #include "common/json_text.hpp"
 #include "common/output_file.hpp"
 #include "common/user_file.hpp"
@@ -36,7 +37,7 @@ class Reader {
   double number(const json& v, const std::string& at, bool allow_negative = false) const {
     if (!v.is_number()) fail(at, "not a number");
     double d = v.get<double>();
-    if (!std::isfinite(d) || (!allow_negative && d < 0)) fail(at, fmt::format("{} is out of range", v.dump()));
+    if (!std::isfinite(d) || (!allow_negative && d < 0)) fail(at, fmt::format("{} is out of range", json_excerpt(v)));
     return d;
   }
   std::int64_t integer(const json& v, const std::string& at) const {
@@ -120,13 +121,15 @@ void put(json& j, const char* key, const std::optional<T>& v) {
 Trace parse_trace(const std::string& text, const std::string& label) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // syntax, or a number beyond double range (1e999)
+    j = parse_json_bounded(text);
+  } catch (const JsonInputError& e) {  // too deep, or a number beyond double range (1e999): names the key
+    throw InputError(fmt::format("{}: not JSON ({}); give a trace written by `interprobe observe --record FILE`", label, e.what()));
+  } catch (const json::exception& e) {  // syntax
     throw InputError(fmt::format("{}: not JSON ({}); give a trace written by `interprobe observe --record FILE`", label, e.what()));
   }
   Reader r(label);
   const json& format = r.member(j, "trace", "format");
-  if (format != kTraceFormat) r.fail("format", fmt::format("is {}, not \"{}\"", format.dump(), kTraceFormat));
+  if (format != kTraceFormat) r.fail("format", fmt::format("is {}, not \"{}\"", json_excerpt(format), kTraceFormat));
   if (std::int64_t v = r.integer(r.member(j, "trace", "version"), "version"); v != kTraceVersion)
     r.fail("version", fmt::format("{} is not supported (this build reads version {})", v, kTraceVersion));
   Trace t;

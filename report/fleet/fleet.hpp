@@ -121,6 +121,11 @@ FleetReport fleet_from_json(const nlohmann::json& j, const std::string& label);
 bool is_fleet_json(const nlohmann::json& j);
 // A fleet file holds every node's report: at most this many bytes (what the gather can carry).
 inline constexpr std::size_t kMaxFleetBytes = std::size_t{1} << 30;
+// Whether `text` is a fleet report (its top-level object has "fleet_schema_version"), decided
+// from the top level's keys in one pass that builds no tree and stops at the first of
+// fleet_schema_version or schema_version: `check FILE` applies a report's size limit (64 MiB)
+// before parsing a report, and the fleet's only to a fleet.
+bool is_fleet_text(const std::string& text);
 // The fleet report in `text`, or nullopt when the text is JSON of another kind (a report);
 // InputError naming `label` for broken JSON, nesting past the report's bound or a bad fleet report.
 std::optional<FleetReport> parse_fleet_text(const std::string& text, const std::string& label);

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/json_input.hpp"
 #include "report/fleet/fleet.hpp"
 #include "report/model/json.hpp"
 #include "report/model/json_codec.hpp"
-#include "report/model/json_input.hpp"
 #include "report/model/schema_check.hpp"
 
 namespace interprobe::fleet {
@@ -109,13 +109,49 @@ SettingSpread setting_from_json(const json& j) {
 
 bool is_fleet_json(const json& j) { return j.is_object() && j.contains("fleet_schema_version"); }
 
+namespace {
+
+// Reads the top level's keys only; stopping early is returning false.
+class TopLevelKeys : public nlohmann::json_sax<json> {
+ public:
+  bool fleet = false;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return ++depth_, true; }
+  bool start_array(std::size_t) override { return depth_ > 0 && (++depth_, true); }  // a top-level array: no fleet
+  bool end_object() override { return --depth_, true; }
+  bool end_array() override { return --depth_, true; }
+  bool key(string_t& key) override {
+    if (depth_ != 1) return true;
+    fleet = key == "fleet_schema_version";
+    return !fleet && key != "schema_version";
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  long depth_ = 0;
+};
+
+}  // namespace
+
+bool is_fleet_text(const std::string& text) {
+  TopLevelKeys keys;
+  json::sax_parse(text, &keys);
+  return keys.fleet;
+}
+
 std::optional<FleetReport> parse_fleet_text(const std::string& text, const std::string& label) {
   json j;
   try {
-    j = report::parse_bounded(text);
+    j = parse_json_bounded(text);
   } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: not valid JSON: {}", label, e.what()));
-  } catch (const report::ReportFormatError& e) {  // too deep, a number out of range: names the key
+  } catch (const JsonInputError& e) {  // too deep, a number out of range: names the key
     throw InputError(fmt::format("{}: {}", label, e.what()));
   }
   if (!is_fleet_json(j)) return std::nullopt;

@@ -4,14 +4,16 @@
 
 #include <fmt/format.h>
 
+#include "common/json_input.hpp"
 #include "common/json_text.hpp"
 #include "common/user_file.hpp"
 #include "report/model/json_codec.hpp"
-#include "report/model/json_input.hpp"
 #include "report/model/json_upgrade.hpp"
 #include "report/model/schema_check.hpp"
 
 namespace interprobe::report {
+
+static_assert(kMaxReportDepth == kMaxJsonDepth, "reports are parsed by parse_json_bounded");
 
 namespace {
 
@@ -56,12 +58,12 @@ std::string to_json_text(const Report& r, int indent) {
 Report parse_report_text(const std::string& text, const std::string& label) {
   json j;
   try {
-    j = parse_bounded(text);
+    j = parse_json_bounded(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not a valid JSON report: broke at byte {} ({}); re-create it with "
                                  "`interprobe run -o FILE`",
                                  label, e.byte, e.what()));
-  } catch (const ReportFormatError& e) {
+  } catch (const JsonInputError& e) {
     throw InputError(fmt::format("{}: {}", label, e.what()));
   }
   try {
@@ -88,7 +90,7 @@ Report parse_report_text(const std::string& text, const std::string& label) {
 
 std::optional<int> written_schema_major(const std::string& text) {
   try {
-    json j = parse_bounded(text);
+    json j = parse_json_bounded(text);
     auto it = j.is_object() ? j.find("schema_version") : j.end();
     if (it == j.end() || !it->is_string()) return std::nullopt;
     int major = -1;

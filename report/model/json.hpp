@@ -15,7 +15,7 @@ namespace interprobe::report {
 // What a report given to `interprobe report` (or compare/check) may be: at most this many bytes,
 // read from a regular file or a pipe, and containers nested at most this deep.
 inline constexpr std::size_t kMaxReportBytes = std::size_t{64} << 20;
-inline constexpr int kMaxReportDepth = 64;
+inline constexpr int kMaxReportDepth = 64;  // kMaxJsonDepth: common/json_input parses every input
 
 std::string to_json_text(const Report& report, int indent = 2);
 // Throws InputError naming `label` and where it broke (byte offset or key path): broken syntax,

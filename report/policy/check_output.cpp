@@ -85,6 +85,18 @@ render::Document subjects_document(const report::Report& report) {
   return doc;
 }
 
+std::string subjects_json(const report::Report& report) {
+  nlohmann::json subjects = nlohmann::json::array();
+  for (const auto& m : report::metrics_of(report))
+    subjects.push_back({{"kind", "metric"}, {"path", m.path}, {"value", m.value}, {"unit", m.unit}});
+  for (const auto& f : facts_of(report)) {
+    nlohmann::json value;
+    std::visit([&value](const auto& v) { value = v; }, f.value);
+    subjects.push_back({{"kind", "fact"}, {"path", f.path}, {"value", value}});
+  }
+  return json_text({{"subjects", subjects}});
+}
+
 namespace {
 
 nlohmann::json result_json(const CheckResult& c, bool warn_gates) {

@@ -25,9 +25,11 @@ std::string fleet_check_junit(const std::vector<NamedCheck>& suites, bool warn_g
 
 // Every metric and fact path a report holds, with its value: what a policy's items can select.
 render::Document subjects_document(const report::Report& report);
+// The same as JSON: {"subjects": [{"kind": "metric", "path", "value", "unit"} | {"kind": "fact", "path", "value"}]}.
+std::string subjects_json(const report::Report& report);
 
-// XML text and attribute values: markup characters as entities, control characters (which XML
-// 1.0 cannot carry at all) as visible \xNN.
+// XML text and attribute values: markup characters as entities, control characters and
+// noncharacters (U+FFFE, U+FFFF: XML 1.0 cannot carry them at all) as visible \xNN.
 std::string escape_xml(const std::string& raw);
 
 }  // namespace interprobe::policy

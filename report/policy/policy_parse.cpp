@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/json_input.hpp"
 #include "common/text.hpp"
 #include "common/user_file.hpp"
 #include "report/policy/facts.hpp"
@@ -244,8 +245,10 @@ Item parse_item(const json& o, std::size_t index, const std::string& file) {
 Policy parse_policy(const std::string& text, const std::string& file) {
   json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {  // syntax, or a number beyond double range (1e999)
+    doc = parse_json_bounded(text);
+  } catch (const JsonInputError& e) {  // too deep, or a number beyond double range (1e999): names the key
+    throw InputError(fmt::format("policy {}: not valid JSON: {}", file, e.what()));
+  } catch (const json::exception& e) {  // syntax
     throw InputError(fmt::format("policy {}: not valid JSON: {}", file, e.what()));
   }
   auto top = [&](const std::string& key, const std::string& what) {

@@ -12,7 +12,7 @@ namespace interprobe::workload {
 
 namespace {
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0); }
 
 // Non-GEMM kernels of every layer (two RMSNorms, rotary embedding, attention, activation) and
 // the extra ones of an MoE layer (top-k routing, token permutation, weighted combine): counted
@@ -36,14 +36,31 @@ class StepBuilder {
       throw InputError(fmt::format("--tp {} / --batch {} / --context {}: need tp >= 1, batch >= 1, context >= 0",
                                    p_.tp, p_.batch, p_.context_tokens));
     if (model.heads % p_.tp != 0)
-      throw InputError(fmt::format("{}: --tp {} does not divide num_attention_heads {}; use a tp that does", model.name,
+      throw InputError(fmt::format("{}: --tp {} does not divide num_attention_heads {}; use a tp that does", model.label,
                                    p_.tp, model.heads));
     if (!model.mla && model.kv_heads % p_.tp != 0 && p_.tp % model.kv_heads != 0)
-      throw InputError(fmt::format("{}: --tp {} and num_key_value_heads {} neither divide the other", model.name, p_.tp,
+      throw InputError(fmt::format("{}: --tp {} and num_key_value_heads {} neither divide the other", model.label, p_.tp,
                                    model.kv_heads));
     heads_ = model.heads / p_.tp;
     // Fewer KV heads than ranks: each rank keeps a replica of one (vLLM's rule).
     kv_heads_ = std::max<std::int64_t>(1, model.kv_heads / p_.tp);
+  }
+
+  // Sums and products of the model's shapes: read_model_config's bounds keep them far inside
+  // int64, and a ModelConfig built otherwise is refused rather than wrapped to a wrong step.
+  std::int64_t mul(std::int64_t a, std::int64_t b) const {
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out)) overflow(a, '*', b);
+    return out;
+  }
+  std::int64_t add(std::int64_t a, std::int64_t b) const {
+    std::int64_t out = 0;
+    if (__builtin_add_overflow(a, b, &out)) overflow(a, '+', b);
+    return out;
+  }
+  [[noreturn]] void overflow(std::int64_t a, char op, std::int64_t b) const {
+    throw InputError(fmt::format("{}: the model's shapes overflow 64-bit arithmetic ({} {} {}); check its sizes", model_.label,
+                                 a, op, b));
   }
 
   DecodeStep build() {
@@ -90,8 +107,8 @@ class StepBuilder {
 
   void gqa_attention(const std::string& prefix) {
     const std::int64_t t = p_.batch, hd = model_.head_dim;
-    gemm("self_attn.qkv_proj", prefix + "self_attn.q_proj", t, (heads_ + 2 * kv_heads_) * hd, model_.hidden, 1);
-    gemm("self_attn.o_proj", prefix + "self_attn.o_proj", t, model_.hidden, heads_ * hd, 1);
+    gemm("self_attn.qkv_proj", prefix + "self_attn.q_proj", t, mul(add(heads_, mul(2, kv_heads_)), hd), model_.hidden, 1);
+    gemm("self_attn.o_proj", prefix + "self_attn.o_proj", t, model_.hidden, mul(heads_, hd), 1);
     kernels_ += 2;
   }
 
@@ -102,16 +119,16 @@ class StepBuilder {
     // The down-projections (q_a, kv_a) are replicated on every rank; the up-projections are split by head.
     if (a.q_lora_rank > 0) gemm("self_attn.q_a_proj", prefix + "self_attn.q_a_proj", t, a.q_lora_rank, model_.hidden, 1);
     gemm(a.q_lora_rank > 0 ? "self_attn.q_b_proj" : "self_attn.q_proj", prefix + "self_attn.q_b_proj", t,
-         heads_ * (a.qk_nope_head_dim + a.qk_rope_head_dim), q_in, 1);
-    gemm("self_attn.kv_a_proj_with_mqa", prefix + "self_attn.kv_a_proj_with_mqa", t, a.kv_lora_rank + a.qk_rope_head_dim,
+         mul(heads_, add(a.qk_nope_head_dim, a.qk_rope_head_dim)), q_in, 1);
+    gemm("self_attn.kv_a_proj_with_mqa", prefix + "self_attn.kv_a_proj_with_mqa", t, add(a.kv_lora_rank, a.qk_rope_head_dim),
          model_.hidden, 1);
-    gemm("self_attn.kv_b_proj", prefix + "self_attn.kv_b_proj", t, heads_ * (a.qk_nope_head_dim + a.v_head_dim),
+    gemm("self_attn.kv_b_proj", prefix + "self_attn.kv_b_proj", t, mul(heads_, add(a.qk_nope_head_dim, a.v_head_dim)),
          a.kv_lora_rank, 1);
-    gemm("self_attn.o_proj", prefix + "self_attn.o_proj", t, model_.hidden, heads_ * a.v_head_dim, 1);
+    gemm("self_attn.o_proj", prefix + "self_attn.o_proj", t, model_.hidden, mul(heads_, a.v_head_dim), 1);
     kernels_ += (a.q_lora_rank > 0 ? 5 : 4) + kMlaKernels;
     if (!model_.indexer) return;
     const auto& ix = *model_.indexer;
-    gemm("self_attn.indexer.wq_b", prefix + "self_attn.indexer.wq_b", t, ix.heads * ix.head_dim, q_in, 1);
+    gemm("self_attn.indexer.wq_b", prefix + "self_attn.indexer.wq_b", t, mul(ix.heads, ix.head_dim), q_in, 1);
     gemm("self_attn.indexer.wk", prefix + "self_attn.indexer.wk", t, ix.head_dim, model_.hidden, 1);
     gemm("self_attn.indexer.weights_proj", prefix + "self_attn.indexer.weights_proj", t, ix.heads, model_.hidden, 1);
     kernels_ += 3;
@@ -121,7 +138,7 @@ class StepBuilder {
                  std::int64_t m = 0) {
     if (m == 0) m = p_.batch;
     std::int64_t per_rank = ceil_div(intermediate, p_.tp);
-    gemm(name + ".gate_up_proj", prefix + name + ".gate_proj", m, 2 * per_rank, model_.hidden, count);
+    gemm(name + ".gate_up_proj", prefix + name + ".gate_proj", m, mul(2, per_rank), model_.hidden, count);
     gemm(name + ".down_proj", prefix + name + ".down_proj", m, model_.hidden, per_rank, count);
     kernels_ += 2;
   }
@@ -133,13 +150,13 @@ class StepBuilder {
     double touched = experts_touched(e.routed_experts, e.experts_per_token, t);
     step_.experts_touched_per_moe_layer = touched;
     // Each touched expert multiplies the tokens routed to it: t·k/A(t) on average, rounded up.
-    auto per_expert = static_cast<std::int64_t>(std::ceil(static_cast<double>(t * e.experts_per_token) / touched - 1e-9));
+    auto per_expert = static_cast<std::int64_t>(std::ceil(static_cast<double>(mul(t, e.experts_per_token)) / touched - 1e-9));
     std::string experts = model_.model_type == "mixtral" ? "block_sparse_moe.experts.0" : "mlp.experts.0";
     std::int64_t per_rank = ceil_div(e.expert_intermediate, p_.tp);
-    gemm("mlp.experts.gate_up_proj", prefix + experts + ".gate_proj", per_expert, 2 * per_rank, model_.hidden, touched);
+    gemm("mlp.experts.gate_up_proj", prefix + experts + ".gate_proj", per_expert, mul(2, per_rank), model_.hidden, touched);
     gemm("mlp.experts.down_proj", prefix + experts + ".down_proj", per_expert, model_.hidden, per_rank, touched);
     kernels_ += 3;  // router + two grouped expert GEMMs
-    if (e.shared_experts > 0) dense_mlp(prefix, "mlp.shared_experts", e.shared_experts * e.expert_intermediate);
+    if (e.shared_experts > 0) dense_mlp(prefix, "mlp.shared_experts", mul(e.shared_experts, e.expert_intermediate));
   }
 
   void collectives() {
@@ -147,11 +164,11 @@ class StepBuilder {
     // Row-parallel o_proj and down_proj each end in an all-reduce of the hidden state; the
     // vocab-parallel embedding adds one; the logits are gathered once.
     step_.collectives.push_back({"layer all-reduce (after attention and after the MLP)", CollectiveKind::all_reduce,
-                                 p_.batch * model_.hidden * p_.activation_bytes, 2 * model_.layers});
+                                 mul(mul(p_.batch, model_.hidden), p_.activation_bytes), mul(2, model_.layers)});
     step_.collectives.push_back({"embedding all-reduce", CollectiveKind::all_reduce,
-                                 p_.batch * model_.hidden * p_.activation_bytes, 1});
-    step_.collectives.push_back({"logits gather", CollectiveKind::all_gather, p_.batch * model_.vocab * p_.activation_bytes,
-                                 1});
+                                 mul(mul(p_.batch, model_.hidden), p_.activation_bytes), 1});
+    step_.collectives.push_back({"logits gather", CollectiveKind::all_gather,
+                                 mul(mul(p_.batch, model_.vocab), p_.activation_bytes), 1});
     kernels_ += 2 * model_.layers + 2;
   }
 

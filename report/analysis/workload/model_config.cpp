@@ -3,10 +3,13 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <set>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/json_input.hpp"
 #include "common/user_file.hpp"
 
 namespace interprobe::workload {
@@ -45,24 +48,26 @@ class Keys {
                                    label_, key));
     return checked(key, *it, max);
   }
-  std::int64_t positive_or(const char* key, std::int64_t fallback) const {
+  std::int64_t positive_or(const char* key, std::int64_t fallback, std::int64_t max = kMaxDimension) const {
     auto it = object_.find(key);
-    return it == object_.end() || it->is_null() ? fallback : checked(key, *it);
+    return it == object_.end() || it->is_null() ? fallback : checked(key, *it, max);
   }
-  std::int64_t count_or(const char* key, std::int64_t fallback) const {  // may be 0
+  std::int64_t count_or(const char* key, std::int64_t fallback, std::int64_t max) const {  // may be 0
     auto it = object_.find(key);
     if (it == object_.end() || it->is_null()) return fallback;
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 0)
-      throw InputError(fmt::format("{}: key '{}' must be an integer >= 0, not {}", label_, key, it->dump()));
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > max)
+      throw InputError(fmt::format("{}: key '{}' must be an integer from 0 to {}, not {}", label_, key, max, json_excerpt(*it)));
     return it->get<std::int64_t>();
   }
   std::vector<std::string> strings(const char* key) const {
     std::vector<std::string> out;
     auto it = object_.find(key);
     if (it == object_.end() || it->is_null()) return out;
-    if (!it->is_array()) throw InputError(fmt::format("{}: key '{}' must be a list of strings", label_, key));
+    if (!it->is_array())
+      throw InputError(fmt::format("{}: key '{}' must be a list of strings, not {}", label_, key, json_excerpt(*it)));
     for (const auto& v : *it) {
-      if (!v.is_string()) throw InputError(fmt::format("{}: key '{}' must be a list of strings", label_, key));
+      if (!v.is_string())
+        throw InputError(fmt::format("{}: key '{}' must be a list of strings, not one holding {}", label_, key, json_excerpt(v)));
       out.push_back(v.get<std::string>());
     }
     return out;
@@ -71,9 +76,11 @@ class Keys {
     std::vector<std::int64_t> out;
     auto it = object_.find(key);
     if (it == object_.end() || it->is_null()) return out;
-    if (!it->is_array()) throw InputError(fmt::format("{}: key '{}' must be a list of integers", label_, key));
+    if (!it->is_array())
+      throw InputError(fmt::format("{}: key '{}' must be a list of integers, not {}", label_, key, json_excerpt(*it)));
     for (const auto& v : *it) {
-      if (!v.is_number_integer()) throw InputError(fmt::format("{}: key '{}' must be a list of integers", label_, key));
+      if (!v.is_number_integer())
+        throw InputError(fmt::format("{}: key '{}' must be a list of integers, not one holding {}", label_, key, json_excerpt(v)));
       out.push_back(v.get<std::int64_t>());
     }
     return out;
@@ -81,7 +88,7 @@ class Keys {
   std::string text_or(const char* key, std::string fallback) const {
     auto it = object_.find(key);
     if (it == object_.end() || it->is_null()) return fallback;
-    if (!it->is_string()) throw InputError(fmt::format("{}: key '{}' must be a string, not {}", label_, key, it->dump()));
+    if (!it->is_string()) throw InputError(fmt::format("{}: key '{}' must be a string, not {}", label_, key, json_excerpt(*it)));
     return it->get<std::string>();
   }
   const std::string& label() const { return label_; }
@@ -89,12 +96,24 @@ class Keys {
  private:
   std::int64_t checked(const char* key, const json& v, std::int64_t max = kMaxDimension) const {
     if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 || v.get<std::int64_t>() > max)
-      throw InputError(fmt::format("{}: key '{}' must be an integer from 1 to {}, not {}", label_, key, max, v.dump()));
+      throw InputError(fmt::format("{}: key '{}' must be an integer from 1 to {}, not {}", label_, key, max,
+                                   json_excerpt(v)));
     return v.get<std::int64_t>();
   }
   const json& object_;
   std::string label_;
 };
+
+// Bounded in depth (a value nested 100,000 deep crashed the error message that quoted it).
+json parse_config_json(const std::string& text, const std::string& label, const char* what_to_do) {
+  try {
+    return parse_json_bounded(text);
+  } catch (const JsonInputError& e) {
+    throw InputError(fmt::format("{}: {}; {}", label, e.what(), what_to_do));
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not JSON ({}); {}", label, e.what(), what_to_do));
+  }
+}
 
 Family family_of(const std::string& model_type, const std::string& label) {
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3")
@@ -110,20 +129,19 @@ Family family_of(const std::string& model_type, const std::string& label) {
 bool has_mla(const std::string& model_type) { return model_type != "glm4_moe"; }  // of the deepseek_moe family
 
 std::vector<bool> deepseek_moe_layers(const Keys& k, std::int64_t layers) {
-  std::int64_t first_dense = k.count_or("first_k_dense_replace", 0);
-  std::int64_t freq = k.positive_or("moe_layer_freq", 1);
+  std::int64_t first_dense = k.count_or("first_k_dense_replace", 0, kMaxLayers);
+  std::int64_t freq = k.positive_or("moe_layer_freq", 1, kMaxLayers);
   std::vector<bool> moe(static_cast<std::size_t>(layers));
   for (std::int64_t i = 0; i < layers; ++i) moe[static_cast<std::size_t>(i)] = i >= first_dense && i % freq == 0;
   return moe;
 }
 
 std::vector<bool> qwen_moe_layers(const Keys& k, std::int64_t layers) {
-  std::int64_t step = k.positive_or("decoder_sparse_step", 1);
-  auto dense_only = k.integers("mlp_only_layers");
+  std::int64_t step = k.positive_or("decoder_sparse_step", 1, kMaxLayers);
+  auto listed = k.integers("mlp_only_layers");
+  const std::set<std::int64_t> dense_only(listed.begin(), listed.end());
   std::vector<bool> moe(static_cast<std::size_t>(layers));
-  for (std::int64_t i = 0; i < layers; ++i)
-    moe[static_cast<std::size_t>(i)] =
-        (i + 1) % step == 0 && std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
+  for (std::int64_t i = 0; i < layers; ++i) moe[static_cast<std::size_t>(i)] = (i + 1) % step == 0 && !dense_only.count(i);
   return moe;
 }
 
@@ -145,7 +163,7 @@ void read_moe(const Keys& k, Family family, ModelConfig& m) {
     case Family::deepseek_moe:
       moe.routed_experts = k.positive("n_routed_experts", kMaxExperts);
       moe.expert_intermediate = k.positive("moe_intermediate_size");
-      moe.shared_experts = k.count_or("n_shared_experts", 0);
+      moe.shared_experts = k.count_or("n_shared_experts", 0, kMaxExperts);
       moe.moe_layer = deepseek_moe_layers(k, m.layers);
       break;
   }
@@ -160,7 +178,7 @@ void read_attention(const Keys& k, Family family, ModelConfig& m) {
   m.heads = k.positive("num_attention_heads");
   if (family == Family::deepseek_moe && has_mla(m.model_type)) {
     MlaShape mla;
-    mla.q_lora_rank = k.count_or("q_lora_rank", 0);
+    mla.q_lora_rank = k.count_or("q_lora_rank", 0, kMaxDimension);
     mla.kv_lora_rank = k.positive("kv_lora_rank");
     mla.qk_nope_head_dim = k.positive("qk_nope_head_dim");
     mla.qk_rope_head_dim = k.positive("qk_rope_head_dim");
@@ -196,7 +214,19 @@ Quantization quantization_from(const json& q, const std::string& label, std::str
                                  "\"FP8\" or \"NVFP4\" (ModelOpt); remove the quantization to model bf16 weights",
                                  label, method.empty() ? "quant_algo '" + algo + "'" : "quant_method '" + method + "'"));
   for (const char* key : {"modules_to_not_convert", "ignored_layers", "exclude_modules", "ignore"})
-    for (auto& s : k.strings(key)) out.not_quantized.push_back(std::move(s));
+    for (const auto& pattern : k.strings(key)) {
+      if (pattern.size() > ModulePatterns::kMaxPatternChars)
+        throw InputError(fmt::format("{}: key '{}' holds a pattern of {} characters ({}); a module pattern is at most {}",
+                                     label, key, pattern.size(), json_excerpt(pattern), ModulePatterns::kMaxPatternChars));
+      if (auto stars = static_cast<std::size_t>(std::count(pattern.begin(), pattern.end(), '*'));
+          stars > ModulePatterns::kMaxStarsPerPattern)
+        throw InputError(fmt::format("{}: key '{}' holds a pattern with {} '*' ({}); a module pattern has at most {}", label,
+                                     key, stars, json_excerpt(pattern), ModulePatterns::kMaxStarsPerPattern));
+      if (!out.not_quantized->add(pattern))
+        throw InputError(fmt::format("{}: key '{}': more than {} distinct wildcard patterns (*, ?, [) kept in bf16; name the "
+                                     "modules without wildcards (any number), or merge patterns",
+                                     label, key, ModulePatterns::kMaxWildcardPatterns));
+    }
   return out;
 }
 
@@ -204,14 +234,14 @@ Quantization read_quantization(const json& config, const std::string& label,
                                const std::optional<std::string>& hf_quant_config_text) {
   if (hf_quant_config_text) {
     std::string quant_label = label + " (hf_quant_config.json beside it)";
-    json q = json::parse(*hf_quant_config_text, nullptr, false);
-    if (q.is_discarded() || !q.is_object() || !q.contains("quantization") || !q["quantization"].is_object())
+    json q = parse_config_json(*hf_quant_config_text, quant_label, "give ModelOpt's hf_quant_config.json");
+    if (!q.is_object() || !q.contains("quantization") || !q["quantization"].is_object())
       throw InputError(fmt::format("{}: not a ModelOpt quantization file (expected an object with 'quantization')",
                                    quant_label));
     return quantization_from(q["quantization"], quant_label, "hf_quant_config.json");
   }
   auto it = config.find("quantization_config");
-  if (it == config.end() || it->is_null()) return Quantization{WeightDtype::bf16, "none", {}};
+  if (it == config.end() || it->is_null()) return Quantization{WeightDtype::bf16, "none"};
   if (!it->is_object()) throw InputError(fmt::format("{}: key 'quantization_config' must be an object", label));
   return quantization_from(*it, label + " quantization_config", "config.json quantization_config");
 }
@@ -236,23 +266,49 @@ const char* to_string(WeightDtype dtype) {
   return "bf16";
 }
 
-WeightDtype ModelConfig::dtype_of(const std::string& module_path) const {
-  if (quantization.dtype == WeightDtype::bf16) return WeightDtype::bf16;
-  for (const auto& pattern : quantization.not_quantized) {
-    if (fnmatch(pattern.c_str(), module_path.c_str(), 0) == 0) return WeightDtype::bf16;
-    // A plain module name covers everything under it ("lm_head", "model.layers.0.mlp").
-    if (pattern.find_first_of("*?[") == std::string::npos &&
-        (module_path == pattern || module_path.starts_with(pattern + ".") || module_path.ends_with("." + pattern)))
-      return WeightDtype::bf16;
+bool ModulePatterns::add(const std::string& pattern) {
+  if (pattern.find_first_of("*?[") == std::string::npos) {
+    names_.insert(pattern);
+    return true;
   }
+  if (wildcards_seen_.count(pattern)) return true;
+  if (wildcards_.size() >= kMaxWildcardPatterns) return false;
+  wildcards_seen_.insert(pattern);
+  wildcards_.push_back(pattern);
+  return true;
+}
+
+bool ModulePatterns::matches(const std::string& module_path) const {
+  if (matches_name(module_path)) return true;
+  if (wildcards_.empty()) return false;
+  std::lock_guard lock(memo_mutex_);
+  auto [it, fresh] = memo_.try_emplace(module_path, false);
+  if (fresh)
+    it->second = std::any_of(wildcards_.begin(), wildcards_.end(), [&module_path](const std::string& pattern) {
+      return fnmatch(pattern.c_str(), module_path.c_str(), 0) == 0;
+    });
+  return it->second;
+}
+
+bool ModulePatterns::matches_name(const std::string& module_path) const {
+  // A plain module name covers the module, everything under it ("model.layers.0.mlp") and every
+  // module ending in it ("lm_head"): look up each dot-separated prefix and suffix of the path.
+  if (names_.empty()) return false;
+  if (names_.count(module_path)) return true;
+  for (std::size_t dot = module_path.find('.'); dot != std::string::npos; dot = module_path.find('.', dot + 1))
+    if (names_.count(module_path.substr(0, dot)) || names_.count(module_path.substr(dot + 1))) return true;
+  return false;
+}
+
+WeightDtype ModelConfig::dtype_of(const std::string& module_path) const {
+  if (quantization.dtype == WeightDtype::bf16 || quantization.not_quantized->matches(module_path)) return WeightDtype::bf16;
   return quantization.dtype;
 }
 
 ModelConfig parse_model_config(const std::string& config_text, const std::string& label,
                                const std::optional<std::string>& hf_quant_config_text) {
-  json config = json::parse(config_text, nullptr, false);
-  if (config.is_discarded() || !config.is_object())
-    throw InputError(fmt::format("{}: not a JSON object; give a Hugging Face config.json", label));
+  json config = parse_config_json(config_text, label, "give a Hugging Face config.json");
+  if (!config.is_object()) throw InputError(fmt::format("{}: not a JSON object; give a Hugging Face config.json", label));
   // Multimodal configs (e.g. Llama 4, Qwen-VL) keep the language model under text_config.
   const json& text = config.contains("text_config") && config["text_config"].is_object() ? config["text_config"] : config;
   Keys k(text, label);
@@ -261,11 +317,12 @@ ModelConfig parse_model_config(const std::string& config_text, const std::string
   if (m.model_type.empty()) throw InputError(fmt::format("{}: key 'model_type' is missing; supported: {}", label, kSupportedTypes));
   Family family = family_of(m.model_type, label);
   m.name = Keys(config, label).text_or("_name_or_path", "");
+  m.label = label;
   m.hidden = k.positive("hidden_size", kMaxHidden);
   m.layers = k.positive("num_hidden_layers", kMaxLayers);
   m.vocab = k.positive("vocab_size");
   m.intermediate = k.positive("intermediate_size");
-  m.mtp_layers = k.count_or("num_nextn_predict_layers", 0);
+  m.mtp_layers = k.count_or("num_nextn_predict_layers", 0, kMaxLayers);
   read_attention(k, family, m);
   read_moe(k, family, m);
   m.quantization = read_quantization(config, label, hf_quant_config_text);

@@ -5,8 +5,12 @@
 // Mistral, Qwen2/3), MoE (Mixtral, Qwen3-MoE) and MLA MoE (DeepSeek-V3/R1, GLM-4.5, GLM-5).
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace interprobe::workload {
@@ -43,15 +47,42 @@ struct SparseIndexerShape {
   std::int64_t topk = 0;
 };
 
+// The module patterns a quantization keeps in bf16 ("lm_head", "model.layers.*.self_attn*"),
+// compiled once so a config listing 200,000 of them costs a hash lookup per module, not a match
+// per pattern per module per batch: plain names (a module and everything under it) go into a
+// hash set, wildcard patterns (fnmatch) are deduplicated, at most kMaxWildcardPatterns of at most
+// kMaxStarsPerPattern stars each (the caller refuses more), and
+// each module path is matched against them once and remembered.
+class ModulePatterns {
+ public:
+  static constexpr std::size_t kMaxWildcardPatterns = 256;
+  static constexpr std::size_t kMaxPatternChars = 256;
+  // fnmatch backtracks on every '*': "*m*o*d*e*l*..." against 40,000 module paths took 38 s.
+  static constexpr std::size_t kMaxStarsPerPattern = 4;
+  // False when the pattern is a wildcard one past kMaxWildcardPatterns (the caller says so).
+  bool add(const std::string& pattern);
+  bool matches(const std::string& module_path) const;
+  std::size_t size() const { return names_.size() + wildcards_.size(); }
+
+ private:
+  bool matches_name(const std::string& module_path) const;
+  std::unordered_set<std::string> names_;
+  std::vector<std::string> wildcards_;
+  std::unordered_set<std::string> wildcards_seen_;
+  mutable std::mutex memo_mutex_;
+  mutable std::unordered_map<std::string, bool> memo_;
+};
+
 struct Quantization {
   WeightDtype dtype = WeightDtype::bf16;
-  std::string source;                    // "none", "config.json quantization_config", "hf_quant_config.json"
-  std::vector<std::string> not_quantized;  // module patterns kept in bf16 ("lm_head", "model.layers.*.self_attn*")
+  std::string source;  // "none", "config.json quantization_config", "hf_quant_config.json"
+  std::shared_ptr<ModulePatterns> not_quantized = std::make_shared<ModulePatterns>();  // kept in bf16
 };
 
 struct ModelConfig {
   std::string model_type;  // as the file says: "llama", "mixtral", "deepseek_v3", "glm_moe_dsa"
   std::string name;        // _name_or_path or the file's directory name
+  std::string label;       // how messages name it: the file it was read from, or a built-in model's name
   std::int64_t hidden = 0;
   std::int64_t layers = 0;
   std::int64_t heads = 0;
