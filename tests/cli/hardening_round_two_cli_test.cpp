@@ -111,22 +111,24 @@ TEST(HardeningRoundTwo, PolicyNested100000DeepIsExit2) {
 }
 
 // Defect 2: every pattern was matched against every module, per batch: 4,096 layers and 20,000
-// patterns took 85 s.
+// patterns took 85 s. Layers are now bounded at 1,024 (the deepest published models have ~128),
+// so the test takes the most a config may have.
 TEST(HardeningRoundTwo, ManyIgnoredLayersAreMatchedOncePerModule) {
   TempTree dir;
   json config = json::parse(read(kModel));
-  config["num_hidden_layers"] = 4096;
+  config["num_hidden_layers"] = 1024;
   json patterns = json::array();
-  for (int i = 0; i < 20000; ++i) patterns.push_back("model.layers." + std::to_string(i % 4096) + ".mlp.experts." + std::to_string(i));
+  for (int i = 0; i < 20000; ++i) patterns.push_back("model.layers." + std::to_string(i % 1024) + ".mlp.experts." + std::to_string(i));
   for (int i = 0; i < 200; ++i) patterns.push_back("model.layers." + std::to_string(i) + ".self_attn*");
   config["quantization_config"]["ignored_layers"] = patterns;
   write(dir.path() / "many.json", config.dump());
-  // 5.8 s here on a loaded 2-core VM (the 4,096-layer step itself is most of it); the bound leaves
-  // room for sanitizer builds and still tells it from the 85 s it took.
+  // 0.7 s here at 1,024 layers (5.8 s at 4,096 on a loaded 2-core VM); the old matching took about
+  // a quarter of its 85 s at this depth. The bound leaves room for sanitizer builds and still
+  // tells the two apart.
   auto p = analyze(dir.path() / "many.json", RunLimits{120s, 0, {}});
   EXPECT_FALSE(p.timed_out);
   EXPECT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_LT(p.seconds, 45.0);
+  EXPECT_LT(p.seconds, 10.0);
   // Wildcard patterns past the cap: refused naming the key, before any work.
   for (int i = 200; i < 1100; ++i) patterns.push_back("model.layers." + std::to_string(i) + ".self_attn*");
   config["quantization_config"]["ignored_layers"] = patterns;
