@@ -12,6 +12,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/option_checks.hpp"
 #include "cli/session.hpp"
+#include "probes/collective/collective_ops.hpp"
 #include "probes/collective/collective_probe.hpp"
 #include "probes/collective/mpi_world.hpp"
 #include "probes/collective/nccl_environment.hpp"
@@ -34,6 +35,7 @@ struct AllreduceOptions {
   std::string variant = "default";
   int iterations = 20, samples = 5, warmup = 5;
   double budget_s = 0.5, timeout_s = 60;
+  std::string ops = "all_reduce";  // `collectives --ops`
 };
 
 CollectiveRequest build_request(const AllreduceOptions& o) {
@@ -43,6 +45,7 @@ CollectiveRequest build_request(const AllreduceOptions& o) {
     throw InputError(fmt::format("--backend '{}': unknown; use nccl (GPUs) or mpi (host buffers, under mpirun)", o.backend));
   r.backend = *backend;
   r.variants = parse_variant_list(o.variant);
+  r.ops = parse_op_list(o.ops);
   if (r.backend == report::AllreduceBackend::mpi && r.variants != std::vector{report::AllreduceVariant::default_})
     throw InputError("--variant: p2p-off and shm-off are NCCL settings; the MPI backend has only 'default'");
   r.plan.dtypes = parse_dtype_list(o.dtype);
@@ -104,17 +107,10 @@ int execute_allreduce(const GlobalOptions& global, const AllreduceOptions& o) {
   return code;
 }
 
-}  // namespace
-
-Command add_allreduce_command(CLI::App& app, GlobalOptions& options) {
-  auto o = std::make_shared<AllreduceOptions>();
-  Command c;
-  c.app = app.add_subcommand("allreduce",
-                             "All-reduce sweep (sum) over sizes like nccl-tests: NCCL over the GPUs, or MPI over host "
-                             "buffers under mpirun; time, algbw, busbw and #wrong per size");
-  auto* cmd = c.app;
+// The options `allreduce` and `collectives` share (nccl-tests' and this tool's own).
+void add_sweep_options(CLI::App* cmd, const std::shared_ptr<AllreduceOptions>& o) {
   cmd->add_option("--backend", o->backend, "nccl: every GPU of this process, or one per rank under mpirun; mpi: "
-                                           "MPI_Allreduce on host buffers")
+                                           "MPI collectives on host buffers")
       ->type_name("nccl|mpi")
       ->capture_default_str();
   auto* min = cmd->add_option("--min", o->min, "Smallest size (K/M/G suffixes, binary)")->type_name("SIZE")->capture_default_str();
@@ -134,9 +130,9 @@ Command add_allreduce_command(CLI::App& app, GlobalOptions& options) {
                   "each further variant runs in a fresh process")
       ->type_name("LIST")
       ->capture_default_str();
-  cmd->add_option("--iters", o->iterations, "All-reduces per timed sample")->capture_default_str();
+  cmd->add_option("--iters", o->iterations, "Collectives per timed sample")->capture_default_str();
   cmd->add_option("--samples", o->samples, "Timed samples per size and placement")->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "Warm-up all-reduces per size, over every size before timing")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Warm-up collectives per size, over every size before timing")->capture_default_str();
   cmd->add_option("--budget", o->budget_s, "Seconds per size and placement; slow sizes get fewer iterations (0: no limit)")
       ->type_name("S")
       ->check(finite_number())
@@ -145,6 +141,33 @@ Command add_allreduce_command(CLI::App& app, GlobalOptions& options) {
       ->type_name("S")
       ->check(finite_number())
       ->capture_default_str();
+}
+
+}  // namespace
+
+Command add_allreduce_command(CLI::App& app, GlobalOptions& options) {
+  auto o = std::make_shared<AllreduceOptions>();
+  Command c;
+  c.app = app.add_subcommand("allreduce",
+                             "All-reduce sweep (sum) over sizes like nccl-tests: NCCL over the GPUs, or MPI over host "
+                             "buffers under mpirun; time, algbw, busbw and #wrong per size");
+  add_sweep_options(c.app, o);
+  c.execute = [&options, o]() { return execute_allreduce(options, *o); };
+  return c;
+}
+
+Command add_collectives_command(CLI::App& app, GlobalOptions& options) {
+  auto o = std::make_shared<AllreduceOptions>();
+  o->ops = "all";
+  Command c;
+  c.app = app.add_subcommand("collectives",
+                             "Sweeps of the collectives parallelism uses, like nccl-tests' *_perf: all_reduce, all_gather, "
+                             "reduce_scatter, alltoall, broadcast, sendrecv; NCCL over the GPUs or MPI under mpirun");
+  c.app->add_option("--ops", o->ops, "Collectives, comma-separated: all_reduce, all_gather, reduce_scatter, alltoall, "
+                                     "broadcast, sendrecv, or all")
+      ->type_name("LIST")
+      ->capture_default_str();
+  add_sweep_options(c.app, o);
   c.execute = [&options, o]() { return execute_allreduce(options, *o); };
   return c;
 }

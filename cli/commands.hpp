@@ -55,6 +55,7 @@ Command add_report_command(CLI::App& app, GlobalOptions& options);
 Command add_virt_command(CLI::App& app, GlobalOptions& options);
 Command add_topo_command(CLI::App& app, GlobalOptions& options);
 Command add_allreduce_command(CLI::App& app, GlobalOptions& options);
+Command add_collectives_command(CLI::App& app, GlobalOptions& options);
 Command add_bw_command(CLI::App& app, GlobalOptions& options);
 Command add_compute_command(CLI::App& app, GlobalOptions& options);
 Command add_analyze_command(CLI::App& app, GlobalOptions& options);

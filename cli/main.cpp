@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_virt_command(app, options));
   commands.push_back(add_topo_command(app, options));
   commands.push_back(add_allreduce_command(app, options));
+  commands.push_back(add_collectives_command(app, options));
   commands.push_back(add_bw_command(app, options));
   commands.push_back(add_compute_command(app, options));
   commands.push_back(add_analyze_command(app, options));

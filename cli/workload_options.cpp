@@ -9,6 +9,7 @@
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "report/analysis/bottleneck/assumed_specs.hpp"
+#include "report/analysis/bottleneck/layout_whatif.hpp"
 #include "report/analysis/bottleneck/telemetry_tie.hpp"
 #include "report/analysis/workload/builtin_models.hpp"
 #include "report/analysis/workload/decode_step.hpp"
@@ -141,6 +142,8 @@ report::BottleneckSection rank_workloads(const report::Report& r, PreparedWorklo
     }
   }
   auto section = bottleneck::analyze_bottlenecks(r, fitting, p.analyze);
+  for (std::size_t i = 0; i < fitting.size() && i < section.workloads.size(); ++i)
+    section.workloads[i].layouts = bottleneck::layout_what_if(r, fitting[i], p.analyze);
   for (auto& w : unfit) section.workloads.push_back(std::move(w));
   if (r.telemetry)
     for (auto& w : section.workloads) w.observed = bottleneck::tie_telemetry(*r.telemetry, w);

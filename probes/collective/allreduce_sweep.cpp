@@ -10,6 +10,7 @@
 #include "common/statistics.hpp"
 #include "common/stopwatch.hpp"
 #include "common/units.hpp"
+#include "probes/collective/collective_ops.hpp"
 
 namespace interprobe::collective {
 
@@ -118,11 +119,67 @@ report::AllreduceSummary summarize_sweep(const std::vector<report::AllreducePoin
 
 void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtype dtype, report::AllreduceSweep& out,
                          const SweepObserver& observer) {
+  run_collective_sweep(backend, plan, report::CollectiveOp::all_reduce, dtype, out, observer);
+}
+
+namespace {
+
+// Writes fresh inputs (and a poisoned output) for one checked call of `op` on every local rank;
+// returns the check to run after it: wrong elements summed over every rank of every process.
+std::function<std::uint64_t()> prepare_check(CollectiveBackend& backend, report::CollectiveOp op, std::uint64_t count,
+                                             Dtype dtype, bool in_place, std::uint32_t salt, std::vector<std::byte>& staging,
+                                             std::vector<std::byte>& expected) {
   const int ranks = backend.ranks();
   const std::size_t width = element_bytes(dtype);
-  std::vector<std::uint64_t> counts;
-  for (auto bytes : plan.sizes_bytes) counts.push_back(element_count(bytes, dtype));
-  const std::size_t max_bytes = counts.back() * width;
+  const std::uint64_t bytes = count * width;
+  if (op == report::CollectiveOp::all_reduce) {
+    for (int local = 0; local < backend.local_ranks(); ++local) {
+      fill_input(staging.data(), count, dtype, backend.rank() + local, ranks, salt);
+      backend.write(in_place ? BufferRole::recv : BufferRole::send, local, staging.data(), bytes);
+      if (!in_place) {
+        fill_sentinel(staging.data(), bytes);
+        backend.write(BufferRole::recv, local, staging.data(), bytes);
+      }
+    }
+    fill_expected(expected.data(), count, dtype, ranks, salt);
+    return [&backend, &expected, count, dtype] {
+      return backend.group().sum_over_processes(backend.count_wrong(expected.data(), count, dtype));
+    };
+  }
+  for (int local = 0; local < backend.local_ranks(); ++local) {
+    const RankBuffers b = op_buffers(op, count, dtype, backend.rank() + local, ranks, salt, in_place,
+                                     backend.in_place_result_offset(count, local));
+    if (!b.send.empty()) backend.write(BufferRole::send, local, b.send.data(), b.send.size());
+    backend.write(BufferRole::recv, local, b.recv.data(), b.recv.size());
+  }
+  // The expected data differs per rank: rebuilt at the check rather than held for every GPU.
+  return [&backend, &staging, op, count, dtype, in_place, salt, width] {
+    std::uint64_t wrong = 0;
+    for (int local = 0; local < backend.local_ranks(); ++local) {
+      const RankBuffers b = op_buffers(op, count, dtype, backend.rank() + local, backend.ranks(), salt, in_place,
+                                       backend.in_place_result_offset(count, local));
+      backend.read(BufferRole::recv, local, staging.data(), b.recv.size());
+      wrong += count_mismatches(staging.data() + b.expected_offset_elements * width, b.expected.data(),
+                                b.expected.size() / width, dtype);
+    }
+    return backend.group().sum_over_processes(wrong);
+  };
+}
+
+}  // namespace
+
+void run_collective_sweep(CollectiveBackend& backend, const SweepPlan& plan, report::CollectiveOp op, Dtype dtype,
+                          report::AllreduceSweep& out, const SweepObserver& observer) {
+  const int ranks = backend.ranks();
+  const std::size_t width = element_bytes(dtype);
+  std::vector<std::uint64_t> counts;  // per rank, nccl-tests' count column
+  for (auto size : plan.sizes_bytes) {
+    const std::uint64_t count = op_count(op, size, dtype, ranks);
+    if (counts.empty() || counts.back() != count) counts.push_back(count);  // sizes below n elements collapse
+  }
+  std::size_t max_bytes = 0;
+  for (auto count : counts)
+    max_bytes = std::max<std::size_t>(max_bytes, std::max(send_elements(op, count, ranks), recv_elements(op, count, ranks)) * width);
   backend.allocate(max_bytes);
   auto deadline_for_size = [&] {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(plan.timeout_s));
@@ -130,6 +187,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
   auto say = [&](const std::string& line) {
     if (observer.progress) observer.progress(line);
   };
+  auto size_of = [&](std::uint64_t count) { return algbw_bytes(op, count, dtype, ranks); };
 
   // Warm-up over every size first (connections, caches, clocks). Its times let slow sizes get
   // fewer iterations; every decision uses the slowest rank's time, so all ranks make the same
@@ -137,15 +195,15 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
   std::vector<double> warm_us(counts.size(), 0.0);
   say(fmt::format("{} connecting", to_string(dtype)));
   backend.log_choices(true);  // the untimed connection and warm-up record what the library chose
-  backend.allreduce(counts.front(), dtype, false);  // the first call sets up connections: not a size's time
-  backend.synchronize(deadline_for_size(), counts.front() * width);
+  backend.start(op, counts.front(), dtype, false);  // the first call sets up connections: not a size's time
+  backend.synchronize(deadline_for_size(), size_of(counts.front()));
   for (std::size_t i = 0; i < counts.size(); ++i) {
     throw_if_interrupted();
-    const std::uint64_t bytes = counts[i] * width;
+    const std::uint64_t bytes = size_of(counts[i]);
     say(fmt::format("{} warm-up {}", to_string(dtype), format_size_label(bytes)));
     const auto deadline = deadline_for_size();
     Stopwatch first_clock;
-    backend.allreduce(counts[i], dtype, false);
+    backend.start(op, counts[i], dtype, false);
     backend.synchronize(deadline, bytes);
     std::vector<double> first_us = {first_clock.elapsed_us()};
     backend.group().max_over_processes(first_us);
@@ -153,7 +211,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
     if (plan.budget_s > 0 && first_us[0] > 0)
       more = static_cast<int>(std::min<double>(more, std::floor(plan.budget_s * 0.25e6 / first_us[0])));
     Stopwatch clock;
-    for (int w = 0; w < more; ++w) backend.allreduce(counts[i], dtype, false);
+    for (int w = 0; w < more; ++w) backend.start(op, counts[i], dtype, false);
     backend.synchronize(deadline, bytes);
     warm_us[i] = more > 0 ? clock.elapsed_us() / more : first_us[0];
   }
@@ -161,31 +219,24 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
   backend.log_choices(false);
   std::vector<std::byte> staging(max_bytes), expected(max_bytes);
   std::uint32_t salt = 1;
+  const double factor = busbw_factor(op, ranks);
   for (std::size_t i = 0; i < counts.size(); ++i) {
     const std::uint64_t count = counts[i];
-    const std::uint64_t bytes = count * width;
+    const std::uint64_t bytes = size_of(count);
     for (bool in_place : {false, true}) {
       if ((in_place && !plan.in_place) || (!in_place && !plan.out_of_place)) continue;
+      if (in_place && !has_in_place(op)) continue;
       throw_if_interrupted();
       say(fmt::format("{} {} {}", to_string(dtype), format_size_label(bytes), in_place ? "in-place" : "out-of-place"));
       const auto deadline = deadline_for_size();
       ++salt;
-      // The check: fresh inputs, the output poisoned, compare with exact sums. Out of place the
-      // timed all-reduces leave the inputs alone, so their last result is checked; in place each
-      // one sums the previous result, so one all-reduce of fresh inputs is checked first.
-      for (int local = 0; local < backend.local_ranks(); ++local) {
-        fill_input(staging.data(), count, dtype, backend.rank() + local, ranks, salt);
-        backend.write(in_place ? BufferRole::recv : BufferRole::send, local, staging.data(), bytes);
-        if (!in_place) {
-          fill_sentinel(staging.data(), bytes);
-          backend.write(BufferRole::recv, local, staging.data(), bytes);
-        }
-      }
-      fill_expected(expected.data(), count, dtype, ranks, salt);
-      auto check = [&] { return backend.group().sum_over_processes(backend.count_wrong(expected.data(), count, dtype)); };
+      // The check: fresh inputs, the output poisoned, compare with the exact result. Out of place
+      // the timed calls leave the inputs alone, so their last result is checked; in place each
+      // one works on the previous result, so one call on fresh inputs is checked first.
+      auto check = prepare_check(backend, op, count, dtype, in_place, salt, staging, expected);
       std::uint64_t wrong = 0;
       if (in_place) {
-        backend.allreduce(count, dtype, true);
+        backend.start(op, count, dtype, true);
         backend.synchronize(deadline, bytes);
         wrong = check();
       }
@@ -205,7 +256,7 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
         throw_if_interrupted();
         backend.group().barrier();
         Stopwatch clock;
-        for (int it = 0; it < iterations; ++it) backend.allreduce(count, dtype, in_place);
+        for (int it = 0; it < iterations; ++it) backend.start(op, count, dtype, in_place);
         backend.synchronize(deadline, bytes);
         sample_us.push_back(clock.elapsed_us() / iterations);
         if (plan.budget_s > 0 && s >= 1 && s + 1 < plan.samples) {
@@ -233,9 +284,9 @@ void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtyp
       p.min_us = stats.min;
       p.max_us = stats.max;
       p.algbw_gbps = stats.median > 0 ? static_cast<double>(bytes) / (stats.median * 1e3) : 0;
-      p.busbw_gbps = p.algbw_gbps * busbw_factor(ranks);
+      p.busbw_gbps = p.algbw_gbps * factor;
       p.rank_mean_time_us = mean_median_us;
-      p.rank_mean_busbw_gbps = mean_median_us > 0 ? static_cast<double>(bytes) / (mean_median_us * 1e3) * busbw_factor(ranks) : 0;
+      p.rank_mean_busbw_gbps = mean_median_us > 0 ? static_cast<double>(bytes) / (mean_median_us * 1e3) * factor : 0;
       p.wrong_elements = static_cast<std::int64_t>(wrong);
       p.telemetry = summarize_spans(observer.windows, span);
       out.points.push_back(p);

@@ -39,5 +39,9 @@ struct SweepObserver {
 // backend's errors; `out` keeps what was measured.
 void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtype dtype, report::AllreduceSweep& out,
                          const SweepObserver& observer = {});
+// The same for any collective (collective_ops.hpp): the plan's sizes are what algbw divides, as
+// nccl-tests' size column; alltoall and sendrecv run out of place only.
+void run_collective_sweep(CollectiveBackend& backend, const SweepPlan& plan, report::CollectiveOp op, Dtype dtype,
+                          report::AllreduceSweep& out, const SweepObserver& observer = {});
 
 }  // namespace interprobe::collective

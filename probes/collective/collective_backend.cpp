@@ -16,6 +16,12 @@ CollectiveHang::CollectiveHang(std::uint64_t bytes, double waited_s, const std::
       bytes_(bytes),
       waited_s_(waited_s) {}
 
+void CollectiveBackend::start(report::CollectiveOp op, std::size_t count, Dtype dtype, bool in_place) {
+  if (op != report::CollectiveOp::all_reduce)
+    throw UnsupportedError(fmt::format("the {} backend measures only all_reduce", to_string(kind())));
+  allreduce(count, dtype, in_place);
+}
+
 std::uint64_t CollectiveBackend::count_wrong(const std::byte* expected, std::size_t count, Dtype dtype) {
   const std::size_t bytes = count * element_bytes(dtype);
   std::unique_ptr<std::byte[]> actual(new std::byte[bytes]);  // uninitialized: read() fills it

@@ -49,6 +49,15 @@ class CollectiveBackend {
   // Starts a sum all-reduce of `count` elements on every local rank: send -> recv, or recv in place.
   // A backend may return before it completes; synchronize() waits.
   virtual void allreduce(std::size_t count, Dtype dtype, bool in_place) = 0;
+  // Starts `op` with `count` elements per rank (nccl-tests' count column; buffers per
+  // collective_ops.hpp; in place: the receive buffer only). all_reduce calls allreduce(); a
+  // backend without the others throws UnsupportedError.
+  virtual void start(report::CollectiveOp op, std::size_t count, Dtype dtype, bool in_place);
+  // Where an in-place reduce_scatter leaves local rank `local`'s block, in elements (NCCL:
+  // rank x count).
+  virtual std::size_t in_place_result_offset(std::size_t count, int local) const {
+    return static_cast<std::size_t>(rank() + local) * count;
+  }
   // Waits for every started all-reduce. Past `deadline` it aborts them and throws CollectiveHang.
   virtual void synchronize(Clock::time_point deadline, std::uint64_t bytes) = 0;
   // The library's per-call log on (untimed passes, which record what it chose) or off (timed

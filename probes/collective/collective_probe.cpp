@@ -6,6 +6,7 @@
 
 #include "probes/collective/allreduce_sweep.hpp"
 #include "probes/collective/child_process.hpp"
+#include "probes/collective/collective_ops.hpp"
 #include "probes/collective/mpi_world.hpp"
 #include "probes/collective/nccl_backend.hpp"
 #include "probes/collective/nccl_environment.hpp"
@@ -23,6 +24,20 @@ namespace {
 using report::AllreduceBackend;
 using report::AllreduceStatus;
 using report::AllreduceVariant;
+using report::CollectiveOp;
+
+// What the MPI backend calls for `op` (mpi_module.cpp).
+const char* mpi_call_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return "MPI_Allreduce";
+    case CollectiveOp::all_gather: return "MPI_Allgather";
+    case CollectiveOp::reduce_scatter: return "MPI_Reduce_scatter_block";
+    case CollectiveOp::alltoall: return "MPI_Alltoall";
+    case CollectiveOp::broadcast: return "MPI_Bcast (the root's send buffer first copied into its receive buffer)";
+    case CollectiveOp::sendrecv: return "MPI_Sendrecv";
+  }
+  return "MPI";
+}
 
 // The variant whose environment this process's NCCL has read (it reads it only once).
 std::optional<AllreduceVariant>& nccl_variant_of_this_process() {
@@ -46,7 +61,8 @@ class AllreduceProbe final : public Probe {
     if (nccl && group_.process_count() > 1 && request_.variants.size() > 1)
       throw InputError("--variant: under mpirun give one variant per launch (NCCL reads NCCL_P2P_DISABLE and "
                        "NCCL_SHM_DISABLE once per process); run mpirun once per variant");
-    agree_on_options(group_, digest_text(request_.plan, request_.backend, request_.variants), "allreduce");
+    agree_on_options(group_, digest_text(request_.plan, request_.backend, request_.variants) + " ops=" + op_list_text(request_.ops),
+                     command_name());
     if (!report.collective) report.collective.emplace();
     for (AllreduceVariant variant : request_.variants) {
       const auto& applied = nccl_variant_of_this_process();
@@ -64,18 +80,21 @@ class AllreduceProbe final : public Probe {
     if (nccl) nccl_variant_of_this_process() = variant;
     NcclLogSummary log_summary;
     std::unique_ptr<CollectiveBackend> backend;
-    for (Dtype dtype : request_.plan.dtypes) {
+    for (const auto& entry : sweeps_to_run()) {
+      const CollectiveOp op = entry.first;
+      const Dtype dtype = entry.second;
       if (!backend) backend = factory_(group_, variant);  // UnsupportedError leaves the probe unsupported
-      section.allreduce.push_back(sweep_header(*backend, variant, dtype, nccl));
-      auto& sweep = section.allreduce.back();
+      auto& sweeps = op == CollectiveOp::all_reduce ? section.allreduce : section.sweeps;
+      sweeps.push_back(sweep_header(*backend, variant, op, dtype, nccl));
+      auto& sweep = sweeps.back();
       SweepObserver observer;
       if (group_.process_rank() == 0) {
-        observer.progress = [&](const std::string& line) { ctx.progress.update(fmt::format("all-reduce {} {}", cli_name(variant), line)); };
+        observer.progress = [&](const std::string& line) { ctx.progress.update(fmt::format("{} {} {}", display_name(op), cli_name(variant), line)); };
         // NCCL sizes carry what this machine's GPUs did (rank 0 samples them); MPI reduces host memory.
         if (nccl && ctx.windows) ctx.windows->start(), observer.windows = ctx.windows;
       }
       try {
-        run_allreduce_sweep(*backend, request_.plan, dtype, sweep, observer);
+        run_collective_sweep(*backend, request_.plan, op, dtype, sweep, observer);
       } catch (const CollectiveHang& hang) {
         sweep.status = AllreduceStatus::hung;
         sweep.reason = hang.what();
@@ -90,7 +109,7 @@ class AllreduceProbe final : public Probe {
         throw;
       } catch (const std::exception& e) {
         // Only this process saw it: the others would wait in the next collective for ever.
-        if (group_.process_count() > 1) group_.abort_all(fmt::format("all-reduce sweep failed: {}", e.what()), 3);
+        if (group_.process_count() > 1) group_.abort_all(fmt::format("{} sweep failed: {}", display_name(op), e.what()), 3);
         sweep.status = AllreduceStatus::failed;
         sweep.reason = e.what();
         if (first_failure_.empty()) first_failure_ = e.what();
@@ -101,8 +120,22 @@ class AllreduceProbe final : public Probe {
     }
   }
 
-  report::AllreduceSweep sweep_header(const CollectiveBackend& backend, AllreduceVariant variant, Dtype dtype, bool nccl) const {
+  // Each collective in every element type, in the order asked.
+  std::vector<std::pair<CollectiveOp, Dtype>> sweeps_to_run() const {
+    std::vector<std::pair<CollectiveOp, Dtype>> out;
+    for (CollectiveOp op : request_.ops)
+      for (Dtype dtype : request_.plan.dtypes) out.emplace_back(op, dtype);
+    return out;
+  }
+
+  // `allreduce` or `collectives`: what a mismatch of options names, and a child runs.
+  std::string command_name() const { return request_.ops == std::vector{CollectiveOp::all_reduce} ? "allreduce" : "collectives"; }
+
+  report::AllreduceSweep sweep_header(const CollectiveBackend& backend, AllreduceVariant variant, CollectiveOp op, Dtype dtype,
+                                      bool nccl) const {
     report::AllreduceSweep s;
+    s.collective = op;
+    s.op = reduction_name(op);
     s.backend = backend.kind();
     s.ranks = backend.ranks();
     s.nodes = group_.nodes();
@@ -120,7 +153,10 @@ class AllreduceProbe final : public Probe {
                              : "1 rank: nothing crosses a link and busbw is 0 by definition; start it with "
                                "`mpirun -np 2` or more");
     // An MPI collective cannot be aborted and resumed, so no watchdog bounds it (in `allreduce` or `run`).
-    if (!nccl) s.notes.push_back("MPI_Allreduce on host buffers; no watchdog can abort it: bound the job with mpirun --timeout");
+    if (!nccl) s.notes.push_back(fmt::format("{} on host buffers; no watchdog can abort it: bound the job with mpirun --timeout",
+                                             mpi_call_name(op)));
+    if (!has_in_place(op)) s.notes.push_back("out of place only: in place it would overwrite what it still has to send");
+    if (op == CollectiveOp::broadcast) s.notes.push_back("root rank 0");
     return s;
   }
 
@@ -140,14 +176,16 @@ class AllreduceProbe final : public Probe {
 
   void run_in_child(AllreduceVariant variant, report::CollectiveSection& section) {
     auto failed = [&](const std::string& why) {
-      for (Dtype dtype : request_.plan.dtypes) {
+      for (const auto& [op, dtype] : sweeps_to_run()) {
         report::AllreduceSweep s;
+        s.collective = op;
+        s.op = reduction_name(op);
         s.backend = AllreduceBackend::nccl;
         s.dtype = dtype;
         s.variant = variant;
         s.status = AllreduceStatus::failed;
         s.reason = why;
-        section.allreduce.push_back(s);
+        (op == CollectiveOp::all_reduce ? section.allreduce : section.sweeps).push_back(s);
       }
     };
     if (request_.self_executable.empty()) {
@@ -167,8 +205,11 @@ class AllreduceProbe final : public Probe {
       if (theirs.collective) {
         for (auto& s : theirs.collective->allreduce)
           if (s.variant == variant) section.allreduce.push_back(std::move(s));
+        for (auto& s : theirs.collective->sweeps)
+          if (s.variant == variant) section.sweeps.push_back(std::move(s));
       }
-      if (probe && probe->status != report::ProbeStatus::ok && (!theirs.collective || theirs.collective->allreduce.empty()))
+      if (probe && probe->status != report::ProbeStatus::ok &&
+          (!theirs.collective || (theirs.collective->allreduce.empty() && theirs.collective->sweeps.empty())))
         failed(fmt::format("variant {} in a child process: {} ({})", cli_name(variant), report::to_string(probe->status),
                            probe->reason.value_or("no reason given")));
     } catch (const InputError& e) {
@@ -223,10 +264,14 @@ std::vector<std::string> child_arguments(const CollectiveRequest& request, Allre
   std::string dtypes;
   for (auto d : plan.dtypes) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : ",", to_string(d));
   const char* placement = plan.out_of_place && plan.in_place ? "both" : (plan.in_place ? "in-place" : "out-of-place");
-  return {"allreduce", "--backend", to_string(request.backend), "--variant", cli_name(variant), "--sizes", sizes_text(plan.sizes_bytes),
+  std::vector<std::string> args = {"allreduce"};
+  if (request.ops != std::vector{CollectiveOp::all_reduce}) args = {"collectives", "--ops", op_list_text(request.ops)};
+  std::vector<std::string> options = {"--backend", to_string(request.backend), "--variant", cli_name(variant), "--sizes", sizes_text(plan.sizes_bytes),
           "--dtype", dtypes, "--placement", placement, "--iters", std::to_string(plan.iterations),
           "--samples", std::to_string(plan.samples), "--warmup", std::to_string(plan.warmup_iterations),
           "--budget", fmt::format("{}", plan.budget_s), "--timeout", fmt::format("{}", plan.timeout_s), "--json", "--quiet"};
+  args.insert(args.end(), options.begin(), options.end());
+  return args;
 }
 
 }  // namespace interprobe::collective

@@ -17,6 +17,9 @@ struct CollectiveRequest {
   report::AllreduceBackend backend = report::AllreduceBackend::nccl;
   std::vector<report::AllreduceVariant> variants = {report::AllreduceVariant::default_};
   SweepPlan plan;
+  // The collectives to sweep, each over the plan; all_reduce goes to report.collective.allreduce,
+  // the others to report.collective.sweeps (`interprobe collectives --ops`).
+  std::vector<report::CollectiveOp> ops = {report::CollectiveOp::all_reduce};
   // interprobe itself, to measure further NCCL variants in fresh processes; empty: not possible.
   std::string self_executable;
 };
@@ -37,6 +40,9 @@ std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup
 std::unique_ptr<Probe> make_run_collective_probe(RankGroup* mpi_world = nullptr, std::string mpi_absent = {});
 SweepPlan run_plan();
 SweepPlan run_mpi_plan();
+// The quick sweeps of all_gather, reduce_scatter, alltoall, broadcast and sendrecv that `run`
+// adds: every fourth size of `plan` (and its largest).
+SweepPlan run_other_ops_plan(SweepPlan plan);
 
 // The other ranks of `run` under mpirun: they wait, without spinning a core, for rank 0's word,
 // take part in each MPI sweep its collective probe starts, and return the exit code rank 0 ends

@@ -99,10 +99,28 @@ void free_sum16_ops() {
   if (bfloat16_sum != MPI_OP_NULL) MPI_Op_free(&bfloat16_sum);
 }
 
+MPI_Datatype sum_type(int dtype) { return dtype == 0 ? MPI_FLOAT : MPI_UINT16_T; }
+MPI_Op sum_op(int dtype) { return dtype == 0 ? MPI_SUM : (dtype == 1 ? half_sum : bfloat16_sum); }
+
 int allreduce_sum(const void* send, void* recv, int count, int dtype) {
-  MPI_Datatype type = dtype == 0 ? MPI_FLOAT : MPI_UINT16_T;
-  MPI_Op op = dtype == 0 ? MPI_SUM : (dtype == 1 ? half_sum : bfloat16_sum);
-  return MPI_Allreduce(send ? send : MPI_IN_PLACE, recv, count, type, op, MPI_COMM_WORLD);
+  return MPI_Allreduce(send ? send : MPI_IN_PLACE, recv, count, sum_type(dtype), sum_op(dtype), MPI_COMM_WORLD);
+}
+
+int allgather_bytes(const void* send, void* recv, int bytes_per_rank) {
+  if (!send) return MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, bytes_per_rank, MPI_BYTE, MPI_COMM_WORLD);
+  return MPI_Allgather(send, bytes_per_rank, MPI_BYTE, recv, bytes_per_rank, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+int reduce_scatter_sum(const void* send, void* recv, int count, int dtype) {
+  return MPI_Reduce_scatter_block(send ? send : MPI_IN_PLACE, recv, count, sum_type(dtype), sum_op(dtype), MPI_COMM_WORLD);
+}
+
+int alltoall_bytes(const void* send, void* recv, int bytes_per_peer) {
+  return MPI_Alltoall(send, bytes_per_peer, MPI_BYTE, recv, bytes_per_peer, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+int sendrecv_bytes(const void* send, void* recv, int bytes, int dest, int source) {
+  return MPI_Sendrecv(send, bytes, MPI_BYTE, dest, 0, recv, bytes, MPI_BYTE, source, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 void error_string(int code, char* text, int capacity) {
@@ -127,7 +145,7 @@ const interprobe_mpi_shim shim = {
     interprobe::collective::kMpiShimAbi, init_funneled, finalized, finalize, abort_world, world_rank_size,
     node_rank_size, barrier, bcast_bytes, bcast_u64, max_doubles, sum_u64, sum_int, create_sum16_ops,
     free_sum16_ops, allreduce_sum, error_string, library_version, sum_doubles, bcast_u64_idle,
-    allgather_int_idle, gatherv_bytes_idle};
+    allgather_int_idle, gatherv_bytes_idle, allgather_bytes, reduce_scatter_sum, alltoall_bytes, sendrecv_bytes};
 
 }  // namespace
 

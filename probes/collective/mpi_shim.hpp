@@ -43,6 +43,13 @@ struct interprobe_mpi_shim {
   // displacements are read on rank 0 only).
   int (*gatherv_bytes_idle)(const void* send, int bytes, void* recv, const int* counts, const int* displacements,
                             int poll_us);
+  // The other collectives of `collectives` (ABI 5); send nullptr: in place (MPI_IN_PLACE).
+  int (*allgather_bytes)(const void* send, void* recv, int bytes_per_rank);
+  // MPI_Reduce_scatter_block, `count` elements per rank; in place the input is recv (n blocks)
+  // and the result lands at its start.
+  int (*reduce_scatter_sum)(const void* send, void* recv, int count, int dtype);
+  int (*alltoall_bytes)(const void* send, void* recv, int bytes_per_peer);
+  int (*sendrecv_bytes)(const void* send, void* recv, int bytes, int dest, int source);
 };
 
 // The module's one exported symbol.
@@ -51,7 +58,7 @@ const interprobe_mpi_shim* interprobe_mpi_shim_v1(void);
 
 namespace interprobe::collective {
 
-inline constexpr int kMpiShimAbi = 4;
+inline constexpr int kMpiShimAbi = 5;
 inline constexpr const char* kMpiShimSymbol = "interprobe_mpi_shim_v1";
 inline constexpr const char* kMpiModuleFile = "interprobe-mpi.so";
 

@@ -34,6 +34,13 @@ using CommAbortFn = Result(Comm);
 using CommGetAsyncErrorFn = Result(Comm, Result*);
 // The stream is the CUDA runtime's cudaStream_t, the same handle as the driver's CUstream.
 using AllReduceFn = Result(const void*, void*, std::size_t, int, int, Comm, cu::Stream);
+// The other collectives (nccl.h since 2.0; send/recv since 2.7). AllGather's count is per rank
+// (sent), ReduceScatter's per rank (received); Broadcast from `root`.
+using AllGatherFn = Result(const void*, void*, std::size_t, int, Comm, cu::Stream);
+using ReduceScatterFn = Result(const void*, void*, std::size_t, int, int, Comm, cu::Stream);
+using BroadcastFn = Result(const void*, void*, std::size_t, int, int, Comm, cu::Stream);
+using SendFn = Result(const void*, std::size_t, int, int, Comm, cu::Stream);
+using RecvFn = Result(void*, std::size_t, int, int, Comm, cu::Stream);
 using GroupStartFn = Result();
 using GroupEndFn = Result();
 // NCCL 2.24.3+: re-reads NCCL_DEBUG* from the environment (it is read once per process otherwise).

@@ -35,6 +35,12 @@ struct NcclApi {
   nccl::GroupStartFn* group_start = nullptr;
   nccl::GroupEndFn* group_end = nullptr;
   nccl::ResetDebugInitFn* reset_debug_init = nullptr;  // optional: NCCL 2.24.3+
+  // Optional: only `collectives` needs them (send/recv are NCCL 2.7+).
+  nccl::AllGatherFn* all_gather = nullptr;
+  nccl::ReduceScatterFn* reduce_scatter = nullptr;
+  nccl::BroadcastFn* broadcast = nullptr;
+  nccl::SendFn* send = nullptr;
+  nccl::RecvFn* recv = nullptr;
 
   void check(nccl::Result rc, const char* call) const {
     if (rc != nccl::kSuccess) throw VendorError(call, rc, error_string ? error_string(rc) : "NCCL error");
@@ -79,6 +85,11 @@ const NcclApi* load_nccl(std::string* why) {
   bind(loaded->group_start, "ncclGroupStart");
   bind(loaded->group_end, "ncclGroupEnd");
   loaded->reset_debug_init = lib.symbol<nccl::ResetDebugInitFn>("ncclResetDebugInit");
+  loaded->all_gather = lib.symbol<nccl::AllGatherFn>("ncclAllGather");
+  loaded->reduce_scatter = lib.symbol<nccl::ReduceScatterFn>("ncclReduceScatter");
+  loaded->broadcast = lib.symbol<nccl::BroadcastFn>("ncclBroadcast");
+  loaded->send = lib.symbol<nccl::SendFn>("ncclSend");
+  loaded->recv = lib.symbol<nccl::RecvFn>("ncclRecv");
   if (!complete) {
     *why = failure;
     return nullptr;
@@ -213,6 +224,59 @@ class NcclBackend final : public CollectiveBackend {
     api_.check(api_.group_end(), "ncclGroupEnd");
   }
 
+  // The other collectives, as nccl-tests calls them: alltoall and sendrecv are grouped
+  // ncclSend/ncclRecv (alltoall to every rank, itself included). In place the receive buffer
+  // holds the input: a rank's all-gather block at rank x count, reduce-scatter's whole input.
+  void start(report::CollectiveOp op, std::size_t count, Dtype dtype, bool in_place) override {
+    using report::CollectiveOp;
+    if (op == CollectiveOp::all_reduce) return allreduce(count, dtype, in_place);
+    if (aborted_) throw std::logic_error("NCCL communicator was aborted");
+    const bool grouped_p2p = op == CollectiveOp::alltoall || op == CollectiveOp::sendrecv;
+    const bool available = grouped_p2p ? api_.send && api_.recv
+                           : op == CollectiveOp::all_gather ? api_.all_gather != nullptr
+                           : op == CollectiveOp::reduce_scatter ? api_.reduce_scatter != nullptr
+                                                                : api_.broadcast != nullptr;
+    if (!available) throw UnsupportedError(fmt::format("NCCL {} lacks the calls {} needs", version_, report::to_string(op)));
+    const int type = nccl_type(dtype);
+    const std::size_t width = element_bytes(dtype);
+    api_.check(api_.group_start(), "ncclGroupStart");
+    nccl::Result rc = nccl::kSuccess;
+    for (std::size_t i = 0; i < locals_.size() && rc == nccl::kSuccess; ++i) {
+      auto& l = locals_[i];
+      const int me = first_rank_ + static_cast<int>(i);
+      auto* recv = static_cast<std::byte*>(l.recv.get());
+      const std::byte* send = static_cast<const std::byte*>(l.send.get());
+      switch (op) {
+        case CollectiveOp::all_gather:
+          rc = api_.all_gather(in_place ? recv + static_cast<std::size_t>(me) * count * width : send, recv, count, type, l.comm, l.stream->get());
+          break;
+        case CollectiveOp::reduce_scatter:
+          rc = api_.reduce_scatter(in_place ? recv : send, in_place ? recv + static_cast<std::size_t>(me) * count * width : recv, count, type,
+                                   nccl::kSum, l.comm, l.stream->get());
+          break;
+        case CollectiveOp::broadcast:
+          rc = api_.broadcast(in_place ? recv : send, recv, count, type, 0, l.comm, l.stream->get());
+          break;
+        case CollectiveOp::alltoall:
+          for (int peer = 0; peer < ranks_ && rc == nccl::kSuccess; ++peer) {
+            const std::size_t at = static_cast<std::size_t>(peer) * count * width;
+            rc = api_.send(send + at, count, type, peer, l.comm, l.stream->get());
+            if (rc == nccl::kSuccess) rc = api_.recv(recv + at, count, type, peer, l.comm, l.stream->get());
+          }
+          break;
+        case CollectiveOp::sendrecv:
+          rc = api_.send(send, count, type, (me + 1) % ranks_, l.comm, l.stream->get());
+          if (rc == nccl::kSuccess) rc = api_.recv(recv, count, type, (me + ranks_ - 1) % ranks_, l.comm, l.stream->get());
+          break;
+        case CollectiveOp::all_reduce: break;
+      }
+    }
+    if (rc != nccl::kSuccess) {
+      api_.group_end();
+      api_.check(rc, report::to_string(op));
+    }
+    api_.check(api_.group_end(), "ncclGroupEnd");
+  }
   // NCCL reads NCCL_DEBUG* once; ncclResetDebugInit makes it read them again. Each switch gets a
   // fresh file, since NCCL opens its file anew (truncating) when it re-reads.
   void log_choices(bool on) override {

@@ -23,12 +23,24 @@ using report::AllreduceVariant;
 // Rank 0 -> the others: measure one MPI sweep now, or return this exit code.
 constexpr std::uint64_t kWordSweep = 1;
 constexpr std::uint64_t kWordDone = 2;
+constexpr std::uint64_t kWordOtherOpsSweep = 3;  // the quick sweeps of the other collectives
 std::uint64_t done_word(int exit_code) { return (kWordDone << 32) | static_cast<std::uint32_t>(exit_code); }
 
 CollectiveRequest mpi_request() {
   CollectiveRequest request;
   request.backend = report::AllreduceBackend::mpi;
   request.plan = run_mpi_plan();
+  return request;
+}
+
+const std::vector<report::CollectiveOp> kOtherOps = {report::CollectiveOp::all_gather, report::CollectiveOp::reduce_scatter,
+                                                     report::CollectiveOp::alltoall, report::CollectiveOp::broadcast,
+                                                     report::CollectiveOp::sendrecv};
+
+CollectiveRequest mpi_other_ops_request() {
+  CollectiveRequest request = mpi_request();
+  request.ops = kOtherOps;
+  request.plan = run_other_ops_plan(request.plan);
   return request;
 }
 
@@ -51,7 +63,11 @@ class RunCollectiveProbe final : public Probe {
       try {
         CollectiveRequest request;
         request.plan = run_plan();
-        make_allreduce_probe(request, single_, [](RankGroup& g, AllreduceVariant) { return make_nccl_backend(g); })->run(ctx, report);
+        auto nccl = [](RankGroup& g, AllreduceVariant) { return make_nccl_backend(g); };
+        make_allreduce_probe(request, single_, nccl)->run(ctx, report);
+        request.ops = kOtherOps;  // then a quick sweep of each collective parallelism uses besides all-reduce
+        request.plan = run_other_ops_plan(request.plan);
+        make_allreduce_probe(request, single_, nccl)->run(ctx, report);
       } catch (const InterruptedError&) {
         throw;
       } catch (const UnsupportedError& e) {
@@ -79,10 +95,14 @@ class RunCollectiveProbe final : public Probe {
       if (no_nccl.empty() || !report.collective) return;
       for (std::size_t i = first; i < report.collective->allreduce.size(); ++i)
         report.collective->allreduce[i].notes.push_back("no NCCL sweep in this run: " + no_nccl);
+      for (auto& s : report.collective->sweeps)
+        if (s.backend == report::AllreduceBackend::mpi) s.notes.push_back("no NCCL sweep in this run: " + no_nccl);
     };
-    world_->broadcast_word(kWordSweep);
     try {
+      world_->broadcast_word(kWordSweep);
       make_allreduce_probe(mpi_request(), *world_)->run(ctx, report);
+      world_->broadcast_word(kWordOtherOpsSweep);
+      make_allreduce_probe(mpi_other_ops_request(), *world_)->run(ctx, report);
     } catch (...) {
       annotate();
       throw;
@@ -115,6 +135,15 @@ SweepPlan run_mpi_plan() {
   return plan;
 }
 
+SweepPlan run_other_ops_plan(SweepPlan plan) {
+  // Every 16th size of the all-reduce's: latency, the knee and the plateau, at a fifth of the time.
+  std::vector<std::uint64_t> sizes;
+  for (std::size_t i = 0; i < plan.sizes_bytes.size(); i += 4) sizes.push_back(plan.sizes_bytes[i]);
+  if (sizes.back() != plan.sizes_bytes.back()) sizes.push_back(plan.sizes_bytes.back());
+  plan.sizes_bytes = sizes;
+  return plan;
+}
+
 std::unique_ptr<Probe> make_run_collective_probe(RankGroup* mpi_world, std::string mpi_absent) {
   return std::make_unique<RunCollectiveProbe>(mpi_world, std::move(mpi_absent));
 }
@@ -126,11 +155,11 @@ int follow_run_ranks(RankGroup& world) {
   for (;;) {
     const std::uint64_t word = world.broadcast_word(0);
     if (word >> 32 == kWordDone) return static_cast<int>(word & 0xffffffffu);
-    if (word != kWordSweep)
+    if (word != kWordSweep && word != kWordOtherOpsSweep)
       world.abort_all(fmt::format("rank 0 sent {}, which this interprobe does not know (ranks of two builds?)", word), 3);
     report::Report scratch;  // rank 0 writes the report
     try {
-      make_allreduce_probe(mpi_request(), world)->run(ctx, scratch);
+      make_allreduce_probe(word == kWordSweep ? mpi_request() : mpi_other_ops_request(), world)->run(ctx, scratch);
     } catch (const InputError&) {
       // The option check threw on every rank alike: rank 0 records it and sends its exit code.
     } catch (const std::exception& e) {

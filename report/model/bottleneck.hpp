@@ -67,6 +67,35 @@ struct WhatIf {
   std::string note;
 };
 
+// A MoE model's parallel layouts on this machine's GPUs (analyze's layout what-if): each priced
+// from the collective it needs (TP: all-reduce; EP: all-to-all dispatch + combine), on the
+// report's measured curve where it has one and marked otherwise.
+struct LayoutCollective {
+  std::string purpose;          // "attention all-reduce", "MoE dispatch", "MoE combine", "expert all-reduce"
+  std::string collective;       // all_reduce, alltoall (collective.sweeps' names)
+  std::int64_t ranks = 0;
+  std::int64_t bytes = 0;       // per call, nccl-tests' size column (alltoall: every peer's part together)
+  std::int64_t calls = 0;       // per step
+  std::optional<double> us;     // per call; null: not priced
+  Provenance provenance = Provenance::not_measured;
+};
+
+struct LayoutOption {
+  std::string name;  // "TP8", "attention DP8 + experts EP8", "attention TP8 + experts TP2xEP4"
+  std::int64_t attention_tp = 1, attention_dp = 1, expert_tp = 1, expert_ep = 1;
+  std::int64_t batch = 0;
+  double weight_bytes_per_gpu = 0;
+  double kv_bytes_per_gpu = 0;  // the KV cache at this batch and context
+  std::optional<double> gpu_memory_bytes;
+  std::optional<double> over_by_bytes;   // weights + KV past 90% of the GPU's memory; null: fits or unknown
+  std::optional<double> memory_read_us;  // weights and KV one GPU reads per step
+  std::optional<double> communication_us;
+  std::optional<double> modeled_step_us;  // reads + communication (not overlapped)
+  std::string limited_by;                 // "memory reads", "communication", "does not fit", "not priced"
+  Provenance provenance = Provenance::not_measured;  // the worst of its parts
+  std::vector<LayoutCollective> collectives;
+};
+
 struct WorkloadEstimate {
   std::string model;       // its name
   std::string model_type;  // config.json's
@@ -87,6 +116,7 @@ struct WorkloadEstimate {
   std::string confidence_reason;
   // What the telemetry classes (observe, run's baseline) say next to this ranking; null without them.
   std::optional<std::string> observed;
+  std::vector<LayoutOption> layouts;  // MoE models only (analyze's layout what-if); absent before 2.6
 };
 
 struct BottleneckSection {

@@ -29,6 +29,11 @@ INTERPROBE_DECLARE_ENUM(AllreduceVariant);
 enum class AllreduceStatus { complete, hung, interrupted, failed };
 INTERPROBE_DECLARE_ENUM(AllreduceStatus);
 
+// The collective a sweep measured, named as nccl-tests names its tests (all_reduce_perf, ...).
+// Byte accounting and bus-bandwidth factors per op: probes/collective/collective_ops.hpp.
+enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv };
+INTERPROBE_DECLARE_ENUM(CollectiveOp);
+
 // One size and placement of a sweep. Times are per all-reduce: a sample times a batch of
 // `iterations` back-to-back all-reduces and divides; every rank's sample is taken and the
 // slowest rank's counts (the collective ends when the last rank ends).
@@ -80,13 +85,15 @@ struct CollectiveAlgorithm {
   std::int64_t calls = 0;
 };
 
+// One sweep of one collective (the struct keeps the name it had when all-reduce was the only one).
 struct AllreduceSweep {
+  CollectiveOp collective = CollectiveOp::all_reduce;  // absent before schema 2.6: all_reduce
   AllreduceBackend backend = AllreduceBackend::nccl;
   std::int64_t ranks = 0;
   std::int64_t nodes = 1;
   Dtype dtype = Dtype::float32;
   AllreduceVariant variant = AllreduceVariant::default_;
-  std::string op = "sum";
+  std::string op = "sum";  // the reduction; "none" for collectives that only move data
   std::optional<std::string> library_version;  // NCCL "2.28.9", or the MPI library's own line
   std::vector<std::string> devices;            // GPUs used by this process, "0: NAME (BUS ID)"
   std::int64_t warmup_iterations = 0;
@@ -103,7 +110,10 @@ struct AllreduceSweep {
 };
 
 struct CollectiveSection {
-  std::vector<AllreduceSweep> allreduce;
+  std::vector<AllreduceSweep> allreduce;  // collective all_reduce only
+  // Sweeps of the other collectives (all_gather, reduce_scatter, alltoall, broadcast, sendrecv);
+  // absent before schema 2.6.
+  std::vector<AllreduceSweep> sweeps;
 };
 
 }  // namespace interprobe::report

@@ -71,9 +71,9 @@ INTERPROBE_JSON(AllreduceSummary, latency_bytes, latency_us, peak_busbw_gbps, pl
                 half_plateau_bytes, wrong_elements_total)
 INTERPROBE_JSON(CollectiveTransport, transport, connections)
 INTERPROBE_JSON(CollectiveAlgorithm, bytes, algorithm, protocol, calls)
-INTERPROBE_JSON(AllreduceSweep, backend, ranks, nodes, dtype, variant, op, library_version, devices, warmup_iterations,
+INTERPROBE_JSON(AllreduceSweep, collective, backend, ranks, nodes, dtype, variant, op, library_version, devices, warmup_iterations,
                 timeout_s, status, reason, hung_at_bytes, notes, environment, transports, algorithms, points, summary)
-INTERPROBE_JSON(CollectiveSection, allreduce)
+INTERPROBE_JSON(CollectiveSection, allreduce, sweeps)
 
 // --- compute
 INTERPROBE_JSON(ComputeTiming, samples, ops_per_sample, min_us, median_us, p95_us, max_us, cv_fraction, median_ci_low_us,
@@ -100,9 +100,13 @@ INTERPROBE_JSON(StepCounts, weight_bytes, cache_bytes, flops, all_reduces, all_r
 INTERPROBE_JSON(BatchEstimate, batch, counts, categories, modeled_step_us, tokens_per_s, provenance, bottleneck,
                 bottleneck_fraction, observed_step_us, residual_us)
 INTERPROBE_JSON(WhatIf, change, batch, tokens_per_s, gain_fraction, provenance, note)
+INTERPROBE_JSON(LayoutCollective, purpose, collective, ranks, bytes, calls, us, provenance)
+INTERPROBE_JSON(LayoutOption, name, attention_tp, attention_dp, expert_tp, expert_ep, batch, weight_bytes_per_gpu,
+                kv_bytes_per_gpu, gpu_memory_bytes, over_by_bytes, memory_read_us, communication_us, modeled_step_us,
+                limited_by, provenance, collectives)
 INTERPROBE_JSON(WorkloadEstimate, model, model_type, config, weight_dtype, tp, context_tokens, batches,
                 gemm_overtakes_communication_at_batch, what_ifs, not_priced, notes,
-                verdict, lever, confidence, confidence_reason, observed)
+                verdict, lever, confidence, confidence_reason, observed, layouts)
 INTERPROBE_JSON(BottleneckSection, sources, workloads)
 
 // --- the report: sections of probes that did not run are left out rather than null

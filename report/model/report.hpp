@@ -21,7 +21,7 @@
 
 namespace interprobe::report {
 
-inline constexpr const char* kSchemaVersion = "2.5.0";
+inline constexpr const char* kSchemaVersion = "2.6.0";
 inline constexpr int kSchemaMajor = 2;
 
 enum class ProbeStatus { ok, unsupported, skipped, failed };

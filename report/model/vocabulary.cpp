@@ -56,6 +56,9 @@ INTERPROBE_ENUM(AllreduceVariant, {AllreduceVariant::default_, "default"}, {Allr
                 {AllreduceVariant::shm_off, "shm_off"})
 INTERPROBE_ENUM(AllreduceStatus, {AllreduceStatus::complete, "complete"}, {AllreduceStatus::hung, "hung"},
                 {AllreduceStatus::interrupted, "interrupted"}, {AllreduceStatus::failed, "failed"})
+INTERPROBE_ENUM(CollectiveOp, {CollectiveOp::all_reduce, "all_reduce"}, {CollectiveOp::all_gather, "all_gather"},
+                {CollectiveOp::reduce_scatter, "reduce_scatter"}, {CollectiveOp::alltoall, "alltoall"},
+                {CollectiveOp::broadcast, "broadcast"}, {CollectiveOp::sendrecv, "sendrecv"})
 
 // --- topology
 INTERPROBE_ENUM(PciKind, {PciKind::gpu, "gpu"}, {PciKind::nvswitch, "nvswitch"}, {PciKind::nic, "nic"},

@@ -103,6 +103,7 @@ void add_bottleneck_view(const report::Report& r, Document& doc) {
   for (const auto& w : r.bottlenecks->workloads) {
     if (!w.batches.empty()) s.blocks.push_back(batch_table(w));
     if (!w.what_ifs.empty()) s.blocks.push_back(what_if_table(w));
+    for (auto& t : layout_tables(w)) s.blocks.push_back(std::move(t));
     KeyValues kv;
     kv.add("config", w.config);
     if (!w.batches.empty()) {

@@ -1,4 +1,4 @@
-// The `collective` section: one block per all-reduce sweep, its points as nccl-tests prints
+// The `collective` section: one block per sweep (all-reduce, then the other collectives), its points as nccl-tests prints
 // them (out-of-place and in-place side by side), then the summary.
 #include <map>
 
@@ -25,7 +25,7 @@ std::string size_text(std::int64_t bytes) { return bytes >= 0 ? format_size_labe
 // One row per size: out-of-place columns, then in-place ones ("-" where not measured).
 Table points_table(const report::AllreduceSweep& s) {
   Table t;
-  t.caption = "time per all-reduce in microseconds (median of samples, slowest rank; mean: over ranks, as nccl-tests "
+  t.caption = "time per call in microseconds (median of samples, slowest rank; mean: over ranks, as nccl-tests "
               "reports it), algbw and busbw in GB/s (1e9 B/s, slowest rank)";
   t.header = {"size", "count", "type", "redop", "out time", "out mean", "out algbw", "out busbw", "out #wrong",
               "in time",  "in mean", "in algbw", "in busbw", "in #wrong"};
@@ -106,9 +106,14 @@ Table algorithms_table(const report::AllreduceSweep& s) {
 
 void add_collective_view(const report::Report& r, Document& doc) {
   if (!r.collective) return;
-  for (const auto& s : r.collective->allreduce) {
-    Section section{fmt::format("all-reduce: {} {} {} ranks, {}", to_string(s.backend), to_string(s.variant), s.ranks,
-                                to_string(s.dtype)),
+  std::vector<const report::AllreduceSweep*> sweeps;
+  for (const auto& s : r.collective->allreduce) sweeps.push_back(&s);
+  for (const auto& s : r.collective->sweeps) sweeps.push_back(&s);
+  for (const auto* each : sweeps) {
+    const auto& s = *each;
+    const bool all_reduce = s.collective == report::CollectiveOp::all_reduce;
+    Section section{fmt::format("{}: {} {} {} ranks, {}", all_reduce ? "all-reduce" : to_string(s.collective), to_string(s.backend),
+                                to_string(s.variant), s.ranks, to_string(s.dtype)),
                     {}};
     KeyValues kv;
     kv.add("backend", to_string(s.backend) + (s.library_version ? " " + *s.library_version : ""));

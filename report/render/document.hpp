@@ -82,6 +82,9 @@ std::optional<Paragraph> measurement_telemetry_line(const std::vector<const repo
                                                     const char* what);
 void add_verdict_view(const report::Report& report, Document& doc);         // bottleneck_view.cpp
 void add_bottleneck_view(const report::Report& report, Document& doc);      // bottleneck_view.cpp
+// A MoE workload's layout what-if: a row per layout and batch, then the collectives of each
+// layout at its largest batch (layout_view.cpp).
+std::vector<Table> layout_tables(const report::WorkloadEstimate& workload);
 
 // What a grouped finding applies to, compact: "8: 0000:01:00.0 \u2026 0000:08:00.0".
 std::string affected_summary(const std::vector<std::string>& affected);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -110,6 +111,55 @@ TEST(AllreduceMpi, TwoRanksTwentyFourSizesBusbwFormulaNoWrongRankZeroAlonePrints
   std::ofstream(dir / "mpi.json") << p.out;
   interprobe::testing::expect_schema_valid(dir / "mpi.json");
   fs::remove_all(dir);
+}
+
+// `collectives`: every other collective parallelism uses, 8 B .. 64 MiB on two ranks, with
+// nccl-tests' byte accounting (the size is what algbw divides) and bus-bandwidth factors.
+TEST(CollectivesMpi, TwoRanksEveryOp8BTo64MiBNoWrongBusbwIsAlgbwTimesItsFactor) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
+  using interprobe::report::CollectiveOp;
+  auto p = mpiexec({"-np", "2", INTERPROBE_BINARY, "collectives", "--backend", "mpi", "--ops",
+                    "all_gather,reduce_scatter,alltoall,broadcast,sendrecv", "--min", "8", "--max", "64M", "--iters", "5",
+                    "--samples", "3", "--warmup", "2", "--budget", "0.1", "--json"},
+                   400);
+  std::cout << "mpirun -np 2 collectives (5 ops) --max 64M took " << p.seconds << " s\n";
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout of mpirun");
+  ASSERT_TRUE(r.collective);
+  EXPECT_TRUE(r.collective->allreduce.empty());
+  ASSERT_EQ(r.collective->sweeps.size(), 5u);
+  const std::map<CollectiveOp, double> factor = {{CollectiveOp::all_gather, 0.5}, {CollectiveOp::reduce_scatter, 0.5},
+                                                 {CollectiveOp::alltoall, 0.5}, {CollectiveOp::broadcast, 1.0},
+                                                 {CollectiveOp::sendrecv, 1.0}};
+  for (const auto& s : r.collective->sweeps) {
+    const std::string op = to_string(s.collective);
+    EXPECT_EQ(s.status, interprobe::report::AllreduceStatus::complete) << op << ": " << s.reason.value_or("");
+    EXPECT_EQ(s.ranks, 2);
+    EXPECT_EQ(s.op, s.collective == CollectiveOp::reduce_scatter ? "sum" : "none") << op;
+    std::set<std::int64_t> sizes;
+    for (const auto& point : s.points) {
+      sizes.insert(point.bytes);
+      EXPECT_EQ(point.wrong_elements, 0) << op << " " << point.bytes << (point.in_place ? " in place" : "");
+      EXPECT_NEAR(point.algbw_gbps, point.bytes / (point.time_us * 1e3), 1e-9 * point.algbw_gbps + 1e-12) << op;
+      EXPECT_NEAR(point.busbw_gbps, point.algbw_gbps * factor.at(s.collective), 1e-12) << op;
+    }
+    EXPECT_EQ(sizes.size(), 24u) << op;
+    EXPECT_EQ(*sizes.begin(), 8) << op;
+    EXPECT_EQ(*sizes.rbegin(), 64 << 20) << op;
+    const bool in_place = s.collective != CollectiveOp::alltoall && s.collective != CollectiveOp::sendrecv;
+    EXPECT_EQ(s.points.size(), in_place ? 48u : 24u) << op;
+  }
+  auto dir = fs::temp_directory_path() / ("interprobe-mpi-ops-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "ops.json") << p.out;
+  interprobe::testing::expect_schema_valid(dir / "ops.json");
+  fs::remove_all(dir);
+}
+
+TEST(CollectivesCli, AnUnknownCollectiveIsExitTwoNamingOps) {
+  auto p = run_interprobe({"collectives", "--backend", "mpi", "--ops", "all_gather,allgather"});
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_NE(p.err.find("--ops 'allgather'"), std::string::npos) << p.err;
 }
 
 TEST(AllreduceMpi, RanksWithDifferentOptionsFailOnEveryRankNotHang) {

@@ -66,7 +66,7 @@ TEST(Render, MarkdownEscapesTableBreakers) {
 
 TEST(Render, JsonIsTheModel) {
   std::string json = interprobe::render::render(hostile_report(), Format::json, TextStyle{false});
-  EXPECT_NE(json.find("\"schema_version\": \"2.5.0\""), std::string::npos);
+  EXPECT_NE(json.find("\"schema_version\": \"2.6.0\""), std::string::npos);
   EXPECT_NE(json.find("\\u001b"), std::string::npos);  // escaped, not raw
 }
 

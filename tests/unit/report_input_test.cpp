@@ -191,7 +191,7 @@ TEST(ReportInput, PipesAreStillRead) {
 }
 
 TEST(ReportInput, NewerMinorVersionWithUnknownKeysIsStillRead) {
-  std::string text = replace_once(report_with_evidence("{}"), "\"schema_version\":\"2.5.0\"",
+  std::string text = replace_once(report_with_evidence("{}"), "\"schema_version\":\"2.6.0\"",
                                   "\"schema_version\":\"2.7.0\",\"future\":{\"x\":[1,{\"y\":2}]}");
   EXPECT_EQ(parse_error(text), "");
 }
@@ -209,7 +209,7 @@ TEST(ReportInput, SchemaViolationsNameTheKeyPath) {
 
 TEST(ReportInput, A1xReportMayLackKeysIts1xReaderDefaulted) {
   // 1.x readers gave missing keys defaults; an upgraded 1.x report keeps that leniency.
-  std::string text = replace_once(report_with_evidence("{}"), "\"schema_version\":\"2.5.0\"", "\"schema_version\":\"1.0.0\"");
+  std::string text = replace_once(report_with_evidence("{}"), "\"schema_version\":\"2.6.0\"", "\"schema_version\":\"1.0.0\"");
   text = replace_once(text, "\"duration_s\":0.01", "\"seconds\":0.01");
   text = replace_once(text, ",\"title\":\"t\"", "");
   Report r = parse_report_text(text, "old.json");

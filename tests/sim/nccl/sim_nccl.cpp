@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim_nccl_common.hpp"
+#include "sim_nccl_moves.hpp"
 #include "sim_nccl_process.hpp"
 
 using namespace sim_nccl;
@@ -45,6 +46,7 @@ struct Clique {
   std::mutex m;
   std::condition_variable cv;
   bool aborted = false;
+  std::vector<Move> moves;  // this group's collectives other than all-reduce (sim_nccl_moves.hpp)
 };
 
 thread_local int group_depth = 0;
@@ -180,6 +182,11 @@ SIM_API Result ncclGroupEnd() {
   if (--group_depth > 0) return kSuccess;
   Result rc = kSuccess;
   for (auto& clique : group_cliques) {
+    if (!clique->moves.empty()) {
+      rc = run_moves(clique->moves, clique->ranks);
+      clique->moves.clear();
+      continue;
+    }
     if (std::all_of(clique->queued.begin(), clique->queued.end(), [](bool q) { return q; })) rc = run(*clique);
     else rc = kInvalidUsage;  // a rank missing: real NCCL would hang; say so instead
     std::fill(clique->queued.begin(), clique->queued.end(), false);
@@ -202,4 +209,47 @@ SIM_API Result ncclAllReduce(const void* send, void* recv, std::size_t count, in
     return ncclGroupEnd();
   }
   return kSuccess;
+}
+
+namespace {
+
+// Queues one move of an in-process clique; a lone call outside a group runs at once.
+Result queue_move(void* comm, Move move) {
+  auto* c = static_cast<Comm*>(comm);
+  if (!c || !supported_type(move.type)) return kInvalidArgument;
+  if (c->process) {
+    log_warn("simulated NCCL: collectives other than all-reduce are simulated for ncclCommInitAll communicators only");
+    return kInvalidUsage;
+  }
+  move.rank = c->rank;
+  c->clique->moves.push_back(move);
+  if (std::find(group_cliques.begin(), group_cliques.end(), c->clique) == group_cliques.end()) group_cliques.push_back(c->clique);
+  if (group_depth == 0) {
+    ncclGroupStart();
+    return ncclGroupEnd();
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+SIM_API Result ncclAllGather(const void* send, void* recv, std::size_t count, int type, void* comm, void* stream) {
+  return queue_move(comm, Move{Move::Kind::all_gather, 0, send, recv, count, type, 0, stream});
+}
+
+SIM_API Result ncclReduceScatter(const void* send, void* recv, std::size_t count, int type, int op, void* comm, void* stream) {
+  if (op != kSum) return kInvalidArgument;
+  return queue_move(comm, Move{Move::Kind::reduce_scatter, 0, send, recv, count, type, 0, stream});
+}
+
+SIM_API Result ncclBroadcast(const void* send, void* recv, std::size_t count, int type, int root, void* comm, void* stream) {
+  return queue_move(comm, Move{Move::Kind::broadcast, 0, send, recv, count, type, root, stream});
+}
+
+SIM_API Result ncclSend(const void* send, std::size_t count, int type, int peer, void* comm, void* stream) {
+  return queue_move(comm, Move{Move::Kind::send, 0, send, nullptr, count, type, peer, stream});
+}
+
+SIM_API Result ncclRecv(void* recv, std::size_t count, int type, int peer, void* comm, void* stream) {
+  return queue_move(comm, Move{Move::Kind::recv, 0, nullptr, recv, count, type, peer, stream});
 }

@@ -287,7 +287,7 @@ TEST(BandwidthReport, A1xClaimedButStagedVerdictReadsAsTheEnum) {
   std::string text = report::to_json_text(report_with(
       {report::BandwidthPlan::quick, 0.01, {}, {}, {{"gpu0", "gpu1", report::P2pTruth::claimed_but_staged, true, 1.0, 1.0, 9.0, 9.0, "x"}}}));
   // Turn it back into what 1.x wrote.
-  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.5.0\"", "\"schema_version\": \"1.0.0\""},
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.6.0\"", "\"schema_version\": \"1.0.0\""},
                           {"\"claimed_but_staged\"", "\"claimed-but-staged\""},
                           {"\"target_cv_fraction\"", "\"target_cv\""}}) {
     auto at = text.find(from);
@@ -391,7 +391,7 @@ TEST(BandwidthReport, NewConditionsAndIntervalRoundTrip) {
     old.erase(at, std::string(key).size());
   }
   // (a 1.x report: 2.0 requires every key)
-  old.replace(old.find("\"2.5.0\""), 7, "\"1.0.0\"");
+  old.replace(old.find("\"2.6.0\""), 7, "\"1.0.0\"");
   auto older = report::parse_report_text(old, "old");
   EXPECT_EQ(older.bandwidth->passes, 1);
   EXPECT_FALSE(older.bandwidth->thp_mode);

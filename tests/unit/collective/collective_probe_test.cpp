@@ -224,7 +224,7 @@ TEST(CollectiveReport, A1xP2pOffVariantAndWrongCountsUpgrade) {
   p.wrong_elements = 1;
   s.summary.wrong_elements_total = 1;
   std::string text = interprobe::report::to_json_text(r, 2);
-  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.5.0\"", "\"schema_version\": \"1.0.0\""},
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"schema_version\": \"2.6.0\"", "\"schema_version\": \"1.0.0\""},
                           {"\"p2p_off\"", "\"p2p-off\""},
                           {"\"elements_per_rank\"", "\"count\""},
                           {"\"wrong_elements_total\"", "\"wrong_total\""},

@@ -123,3 +123,33 @@ TEST(NcclSimulated, ADriverOlderThanCuda12_0IsUnsupported) {
 }
 
 }  // namespace
+
+// `collectives` on the simulated NCCL (simulated, not run on a GPU): all_gather, reduce_scatter
+// and broadcast through their NCCL calls, alltoall and sendrecv as grouped ncclSend/ncclRecv;
+// every result checked, busbw = algbw x nccl-tests' factor, no faster than the model's time.
+TEST(NcclSimulated, EveryCollectiveOnFourGpusIsCheckedWithItsBusFactorInTheModelsTime) {
+  using interprobe::report::CollectiveOp;
+  auto p = run_interprobe({"collectives", "--backend", "nccl", "--ops", "all_gather,reduce_scatter,alltoall,broadcast,sendrecv",
+                           "--sizes", "4K,256K", "--iters", "3", "--samples", "2", "--warmup", "1", "--dtype", "float,bfloat16",
+                           "--json"},
+                          {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA, std::string("INTERPROBE_NCCL_LIB=") + INTERPROBE_SIM_NCCL,
+                           "INTERPROBE_SIM_CONFIG=" + write_description(kFourGpus)});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto r = interprobe::report::parse_report_text(p.out, "stdout");
+  ASSERT_TRUE(r.collective);
+  ASSERT_EQ(r.collective->sweeps.size(), 10u);  // 5 ops x 2 types
+  for (const auto& s : r.collective->sweeps) {
+    const std::string op = to_string(s.collective);
+    EXPECT_EQ(s.status, interprobe::report::AllreduceStatus::complete) << op << ": " << s.reason.value_or("");
+    EXPECT_EQ(s.ranks, 4);
+    const bool in_place = s.collective != CollectiveOp::alltoall && s.collective != CollectiveOp::sendrecv;
+    ASSERT_EQ(s.points.size(), in_place ? 4u : 2u) << op;
+    const double factor = s.collective == CollectiveOp::broadcast || s.collective == CollectiveOp::sendrecv ? 1.0 : 0.75;
+    for (const auto& pt : s.points) {
+      EXPECT_EQ(pt.wrong_elements, 0) << op << " " << to_string(s.dtype) << " " << pt.bytes;
+      EXPECT_NEAR(pt.busbw_gbps, pt.algbw_gbps * factor, 1e-12) << op;
+      // The simulated model: 40 us + bus bytes / 50 GB/s, at least.
+      EXPECT_GE(pt.time_us, 0.95 * (40 + factor * static_cast<double>(pt.bytes) / 50e3)) << op << " " << pt.bytes;
+    }
+  }
+}
