@@ -426,13 +426,7 @@ report::WorkloadEstimate describe_workload(const WorkloadRequest& rq) {
 report::WorkloadEstimate estimate_workload(const report::Report& report, const WorkloadRequest& rq,
                                            const AnalyzeOptions& options) {
   ReportPrices measured(report);
-  std::unique_ptr<AssumedPrices> assumed;
-  if (options.assume) {
-    AssumedTarget target = parse_assume(*options.assume);
-    AssumedPrices::UseMeasured use{measured.compute_measured_on(target.gpu->device_match),
-                                   measured.gpus_are(target.gpu->device_match)};
-    assumed = std::make_unique<AssumedPrices>(measured, std::move(target), use);
-  }
+  std::unique_ptr<AssumedPrices> assumed = options.assume ? assumed_prices(measured, *options.assume) : nullptr;
   const PriceSource& prices = assumed ? static_cast<const PriceSource&>(*assumed) : measured;
   const GpuSpec* assumed_gpu = options.assume ? parse_assume(*options.assume).gpu : nullptr;
   // The GPUs priced are the report's own unless --assume names another kind.

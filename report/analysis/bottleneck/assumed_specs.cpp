@@ -204,4 +204,11 @@ std::optional<Price> AssumedPrices::launches(std::int64_t kernels) const {
   return Price{per_kernel_us * static_cast<double>(kernels) + host_us, Provenance::assumed};
 }
 
+std::unique_ptr<AssumedPrices> assumed_prices(const ReportPrices& measured, const std::string& assume_text) {
+  AssumedTarget target = parse_assume(assume_text);
+  AssumedPrices::UseMeasured use{measured.compute_measured_on(target.gpu->device_match),
+                                 measured.gpus_are(target.gpu->device_match)};
+  return std::make_unique<AssumedPrices>(measured, std::move(target), use);
+}
+
 }  // namespace interprobe::bottleneck

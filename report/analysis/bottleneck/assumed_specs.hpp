@@ -7,6 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include <memory>
+
+#include "report/analysis/bottleneck/report_prices.hpp"
 #include "report/analysis/bottleneck/step_pricing.hpp"
 
 namespace interprobe::bottleneck {
@@ -98,5 +101,9 @@ class AssumedPrices : public PriceSource {
   AssumedTarget target_;
   UseMeasured use_;
 };
+
+// The prices of `--assume TEXT` over the report's own: the report's GEMMs, memory and launches
+// first when a GPU engine measured that very GPU, its all-reduces when it measured GPUs of that kind.
+std::unique_ptr<AssumedPrices> assumed_prices(const ReportPrices& measured, const std::string& assume_text);
 
 }  // namespace interprobe::bottleneck

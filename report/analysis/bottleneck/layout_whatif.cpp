@@ -193,10 +193,8 @@ std::vector<report::LayoutOption> layout_what_if(const report::Report& report, c
 std::vector<report::LayoutOption> layout_what_if(const report::Report& report, const WorkloadRequest& request,
                                                  const AnalyzeOptions& options) {
   ReportPrices measured(report);
-  const GpuSpec* spec = options.assume_gpu ? find_gpu_spec(*options.assume_gpu) : nullptr;
-  if (!spec) return layout_what_if(report, request, measured);
-  AssumedPrices assumed(measured, *spec);
-  return layout_what_if(report, request, assumed);
+  if (!options.assume) return layout_what_if(report, request, measured);
+  return layout_what_if(report, request, *assumed_prices(measured, *options.assume));
 }
 
 }  // namespace interprobe::bottleneck
