@@ -78,6 +78,33 @@ TEST(Render, TableAlignsUtf8ByCodePoints) {
   EXPECT_NE(out.find("ab  y"), std::string::npos) << out;
 }
 
+// Issue 36: a finding names its GPUs by index and model as well as address, and evidence that
+// only repeats the affected list is not printed a second time.
+TEST(Render, FindingsNameGpusByIndexAndModelWithoutRepeats) {
+  report::Report r;
+  r.topology.emplace();
+  for (int i = 0; i < 2; ++i) {
+    report::Gpu g;
+    g.index = i + 2;
+    g.bdf = fmt::format("0000:1{}:00.0", i);
+    g.name = "NVIDIA H100 80GB HBM3";
+    r.topology->gpus.push_back(g);
+  }
+  report::Finding f;
+  f.id = "virt.vfio_without_iommu";
+  f.severity = report::Severity::fail;
+  f.title = "GPUs bound to vfio-pci but the IOMMU is off";
+  f.affected = {"0000:10:00.0", "0000:11:00.0"};
+  f.evidence = {{"vfio_pci_gpus", std::string("0000:10:00.0, 0000:11:00.0")}, {"iommu_groups", std::int64_t{0}}};
+  r.findings.push_back(f);
+  std::string text = render::render(r, Format::text, TextStyle{false, render::kUnlimitedWidth});
+  EXPECT_NE(text.find("affected 2: GPU2 NVIDIA H100 80GB HBM3 (0000:10:00.0), GPU3 NVIDIA H100 80GB HBM3 (0000:11:00.0)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("vfio_pci_gpus"), std::string::npos) << text;
+  EXPECT_NE(text.find("iommu_groups=0"), std::string::npos) << text;
+}
+
 // A grouped finding lists its devices compactly in the findings table.
 TEST(Render, AffectedDevicesAreSummarized) {
   using interprobe::render::affected_summary;
