@@ -317,3 +317,28 @@ TEST(Cli, OutputMeansTheJsonReportOnEveryCommand) {
   EXPECT_EQ(slurp(dir / "again.json").rfind("{", 0), 0u);
   fs::remove_all(dir);
 }
+
+// Issue 36: NVML's P2P status as a GPU x GPU grid, as nvidia-smi topo -p2p r/w prints it.
+TEST(Cli, P2pStatusGridOnTheHgxFixtureAndTheSeedCase) {
+  const std::string hgx = std::string(INTERPROBE_FIXTURES) + "/topology/hgx-h100-nvswitch";
+  auto topo = run_interprobe({"topo", "--root", hgx, "-q", "--no-color"}, {"COLUMNS"});
+  ASSERT_EQ(topo.exit_code, 0) << topo.err;
+  auto grid = topo.out.find("P2P status read/write (NVML, as nvidia-smi topo -p2p r / w)");
+  ASSERT_NE(grid, std::string::npos) << topo.out;
+  EXPECT_NE(topo.out.find("GPU0      X  OK/OK  OK/OK", grid), std::string::npos) << topo.out.substr(grid, 1200);
+  // The seed case: 28 pairs NVML calls not supported for reads.
+  auto seed = run_interprobe({"report", std::string(INTERPROBE_SOURCE_DIR) + "/tests/fixtures/seed-case/report.json", "--no-color"},
+                             {"COLUMNS"});
+  grid = seed.out.find("P2P status read/write");
+  ASSERT_NE(grid, std::string::npos) << seed.out;
+  std::string rows = seed.out.substr(grid, seed.out.find("OK = P2P supported", grid) - grid);
+  EXPECT_NE(rows.find("NS/"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("OK/OK"), std::string::npos) << rows;
+  auto html = run_interprobe({"report", std::string(INTERPROBE_SOURCE_DIR) + "/tests/fixtures/seed-case/report.json", "--format", "html"});
+  auto at = html.out.find("P2P status read/write");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(html.out.find("NS/NS", at), std::string::npos);
+  // A tree without NVML data has no grid: nothing to show, nothing guessed.
+  auto proxmox = run_interprobe({"topo", "--root", std::string(INTERPROBE_FIXTURES) + "/topology/proxmox-q35-8gpu-rootports", "-q"});
+  EXPECT_EQ(proxmox.out.find("P2P status read/write"), std::string::npos);
+}
