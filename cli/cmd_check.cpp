@@ -1,7 +1,7 @@
 // `interprobe check --policy FILE [REPORT.json]`: a site policy's items judged against a saved
 // report, or (no REPORT) against the probes the policy needs, run here (--root honoured).
 // Exit 1 when an item of severity fail fails (with --fail-on warn, a warned item too), 2 for a
-// bad policy, 0 otherwise; skipped (not measured) items never fail a check.
+// bad policy, 0 otherwise; skipped (not measured) items fail a check only with --strict.
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +32,8 @@ struct CheckOptions {
   std::optional<std::string> report;
   std::optional<std::string> junit;
   bool list_subjects = false;
+  std::optional<std::int64_t> expect_gpus;
+  bool strict = false;
   WorkloadOptions workloads;
 };
 
@@ -84,6 +86,7 @@ int execute_check(const GlobalOptions& options, const CheckOptions& c) {
   if (c.policy.empty()) throw InputError("check: --policy FILE is required (presets in examples/policies/)");
   // Everything that can be wrong with the command line fails before any probe runs.
   policy::Policy pol = policy::read_policy_file(c.policy);
+  if (c.expect_gpus) policy::expect_gpu_count(pol, *c.expect_gpus);
   if (c.junit) check_output_target(*c.junit, "--junit", ExistingOutput::replace_regular);
   if (c.report && options.root)
     throw InputError("--root chooses the machine check probes; with REPORT given nothing is probed (drop one)");
@@ -105,6 +108,8 @@ int execute_check(const GlobalOptions& options, const CheckOptions& c) {
       if (!fleet) throw std::logic_error("is_fleet_text and parse_fleet_text disagree on " + *c.report);
       if (rank) throw InputError("check: workload options (--model ...) rank one machine's report, not a fleet report; drop them");
       auto suites = policy::check_fleet(pol, *fleet);
+      if (c.strict)
+        for (auto& suite : suites) policy::fail_unmeasured_gates(suite.result, warn_gates);
       print_fleet_result(suites, options, warn_gates);
       if (c.junit) write_output_file(*c.junit, policy::fleet_check_junit(suites, warn_gates), "--junit");
       return policy::fleet_check_failed(suites, warn_gates) ? kExitCheckFailed : kExitOk;
@@ -131,6 +136,7 @@ int execute_check(const GlobalOptions& options, const CheckOptions& c) {
     r = std::move(s.report);
   }
   policy::CheckResult result = policy::check_report(pol, r);
+  if (c.strict) policy::fail_unmeasured_gates(result, warn_gates);
   print_result(result, options, warn_gates);
   if (c.junit) write_output_file(*c.junit, policy::check_junit(result, warn_gates), "--junit");
   return policy::check_failed(result, warn_gates) ? kExitCheckFailed : kExitOk;
@@ -147,6 +153,12 @@ Command add_check_command(CLI::App& app, GlobalOptions& options) {
   cmd.app->add_option("--junit", c->junit, "Also write JUnit XML (one test case per item) to FILE");
   cmd.app->add_flag("--list-subjects", c->list_subjects,
                     "Print every metric and fact path REPORT holds (what policy items select), then exit");
+  cmd.app->add_option("--expect-gpus", c->expect_gpus,
+                      "Fail unless at least N NVIDIA GPUs are on the bus (sets the policy's gpu-count item, or adds one)")
+      ->check(CLI::PositiveNumber);
+  cmd.app->add_flag("--strict", c->strict,
+                    "An item that would gate (severity fail; warn too with --fail-on warn) but was not measured fails "
+                    "instead of being skipped");
   add_workload_options(cmd.app, c->workloads);
   cmd.execute = [&options, c]() { return execute_check(options, *c); };
   return cmd;

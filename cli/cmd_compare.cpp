@@ -115,6 +115,7 @@ Command add_compare_command(CLI::App& app, GlobalOptions& options) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto baseline = std::make_shared<std::optional<std::string>>();
   auto min_change = std::make_shared<double>(5.0);
+  auto detail = std::make_shared<bool>(false);
   c.app->add_option("REPORTS", *files, "Reports written by `interprobe run -o FILE`; repeated runs as A1.json,A2.json")
       ->required()
       ->expected(2, 64);
@@ -123,7 +124,10 @@ Command add_compare_command(CLI::App& app, GlobalOptions& options) {
   c.app->add_option("--min-change", *min_change, "Smaller differences (percent of the baseline) are `same` even when real")
       ->check(CLI::Range(0.0, 1000.0))
       ->default_str("5");
-  c.execute = [&options, files, baseline, min_change]() {
+  c.app->add_flag("--detail", *detail,
+                  "Text: every setting, path and metric with its test after the summary (markdown, HTML and JSON always "
+                  "carry them)");
+  c.execute = [&options, files, baseline, min_change, detail]() {
     if (options.output) throw InputError("compare: -o is not supported; redirect stdout (--format json > FILE)");
     std::size_t base = baseline_index(*files, *baseline);
     compare::Options o;
@@ -148,7 +152,7 @@ Command add_compare_command(CLI::App& app, GlobalOptions& options) {
     } else if (options.json || options.format == "json") {
       std::cout << json_text(compare::comparison_json(result));
     } else {
-      render::Document doc = compare::comparison_document(result);
+      render::Document doc = compare::comparison_document(result, *detail || options.format == "markdown");
       if (options.format == "markdown") std::cout << render::render_markdown(doc);
       else std::cout << render::render_text(doc, text_style(options));
     }

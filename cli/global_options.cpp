@@ -10,13 +10,19 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_option("--root", o.root, "Read machine state from DIR (a fixture or snapshot tree) instead of this machine")
       ->type_name("DIR");
   app.add_option("-o,--output", o.output,
-                 "Write the JSON report to FILE (atomically); `report FILE --format html|prometheus -o FILE` writes the "
-                 "page or the metrics there")
+                 "Write the JSON report to FILE (atomically), on every command; the rendered report goes to --export-*")
+      ->type_name("FILE");
+  app.add_option("--export-html", o.export_html, "Also write the report's HTML page to FILE (atomically)")->type_name("FILE");
+  app.add_option("--export-markdown", o.export_markdown, "Also write the report as markdown to FILE (atomically)")
+      ->type_name("FILE");
+  app.add_option("--export-prometheus", o.export_prometheus,
+                 "Also write the report's metrics to FILE (atomically), for node_exporter's textfile collector")
       ->type_name("FILE");
   auto* json = app.add_flag("--json", o.json, "Print the JSON report on stdout");
   app.add_option("--format", o.format,
                  "Output format on stdout; prometheus: the report's metrics for node_exporter's textfile collector")
-      ->check(CLI::IsMember({"text", "json", "markdown", "html", "prometheus"}))
+      // The type name lists the choices; the validator's own list would print them twice in --help.
+      ->check(CLI::IsMember({"text", "json", "markdown", "html", "prometheus"}).description(""))
       ->excludes(json)
       ->type_name("text|json|markdown|html|prometheus");
   app.add_flag("-q,--quiet", o.quiet, "No progress line on stderr");
@@ -26,8 +32,8 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                "each, not only those a probe opened and the missing ones");
   app.add_option("--fail-on", o.fail_on,
                  "Exit 1 (after the report is written) when a finding at or above this severity is present")
-      ->check(CLI::IsMember({"never", "info", "warn", "fail"}))
-      ->type_name("info|warn|fail");
+      ->check(CLI::IsMember({"never", "info", "warn", "fail"}).description(""))
+      ->type_name("never|info|warn|fail");
   app.add_option("--nvml-lib", o.nvml_lib, "Load NVML from PATH (env INTERPROBE_NVML_LIB)")->type_name("PATH");
   app.add_option("--nccl-lib", o.nccl_lib, "Load NCCL from PATH (env INTERPROBE_NCCL_LIB)")->type_name("PATH");
   app.add_option("--cublaslt-lib", o.cublaslt_lib, "Load cuBLASLt from PATH (env INTERPROBE_CUBLASLT_LIB)")

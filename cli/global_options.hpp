@@ -12,7 +12,9 @@ namespace interprobe::cli {
 
 struct GlobalOptions {
   std::optional<std::string> root;    // --root DIR
-  std::optional<std::string> output;  // -o FILE
+  std::optional<std::string> output;  // -o FILE: always the JSON report (fleet: the fleet report; snapshot: the archive)
+  // --export-html/--export-markdown/--export-prometheus FILE: the report rendered, written atomically.
+  std::optional<std::string> export_html, export_markdown, export_prometheus;
   bool json = false;
   std::string format = "text";
   bool quiet = false;

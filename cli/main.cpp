@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/session.hpp"
+#include "cli/suggest.hpp"
 #include "common/errors.hpp"
 #include "common/interrupt.hpp"
 #include "common/text.hpp"
@@ -103,7 +104,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    if (code != 0) std::cerr << "Run 'interprobe --help' for the commands and options.\n";
+    if (code != 0) {
+      // Words the parser could not place: the nearest subcommand or option, when one is close.
+      for (const auto& line : suggestions_for(app, std::vector<std::string>(argv + 1, argv + argc)))
+        std::cerr << "interprobe: " << printable(line) << "\n";
+      std::cerr << "Run 'interprobe --help' for the commands and options.\n";
+    }
     return with_stdout_written(code == 0 ? kExitOk : kExitUsage);  // --help too
   }
 

@@ -5,11 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -57,6 +60,26 @@ void check_output_writable(const std::optional<std::string>& output) {
   check_output_target(report::partial_report_path(*output), "-o (partial save)", ExistingOutput::replace_regular);
 }
 
+// The --export-* files: (option, file, format) for each one given.
+std::vector<std::tuple<const char*, std::string, render::Format>> exports_of(const GlobalOptions& o) {
+  std::vector<std::tuple<const char*, std::string, render::Format>> out;
+  if (o.export_html) out.emplace_back("--export-html", *o.export_html, render::Format::html);
+  if (o.export_markdown) out.emplace_back("--export-markdown", *o.export_markdown, render::Format::markdown);
+  if (o.export_prometheus) out.emplace_back("--export-prometheus", *o.export_prometheus, render::Format::prometheus);
+  return out;
+}
+
+void check_exports_writable(const GlobalOptions& o) {
+  for (const auto& [option, file, format] : exports_of(o)) check_output_target(file, option, ExistingOutput::replace_regular);
+}
+
+void write_exports(const report::Report& r, const GlobalOptions& o) {
+  render::ViewOptions views = o.views;
+  views.all_library_details = o.verbose;
+  for (const auto& [option, file, format] : exports_of(o))
+    write_output_file(file, render::render(r, format, render::TextStyle{}, views), option, ExistingOutput::replace_regular);
+}
+
 // Writes the report where the run's outcome allows: the named file only for a completed or an
 // interrupted run; otherwise beside it, leaving an earlier report at the named path as it was.
 void save_report(const report::Report& r, const std::string& output, bool replace_named) {
@@ -72,16 +95,18 @@ void save_report(const report::Report& r, const std::string& output, bool replac
   if (::lstat(partial.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(partial.c_str());
 }
 
-// COLUMNS when it is a number (shells export it; tests and pipes set it), else the width of the
-// terminal standard output is, else 100.
+// COLUMNS when it is a number (shells export it; tests set it), else the width of the terminal
+// standard output is (100 when it will not say), else -- a pipe or a file -- no limit: tables
+// stay whole for grep, less -S and a file, as nvidia-smi and lstopo print them (issue 36).
 std::size_t terminal_columns(int fd) {
   if (const char* env = std::getenv("COLUMNS")) {
     char* end = nullptr;
     long n = std::strtol(env, &end, 10);
     if (end != env && *end == '\0' && n > 0 && n < 10000) return static_cast<std::size_t>(n);
   }
+  if (::isatty(fd) != 1) return render::kUnlimitedWidth;
   struct winsize ws {};
-  if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   return 100;
 }
 
@@ -99,7 +124,30 @@ void print_report(const report::Report& report, const GlobalOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// -o is the JSON report on every command (issue 36): a name that says page, markdown or metrics
+// would receive JSON, so it is refused with the option that writes what the name asks for.
+void check_output_meaning(const std::string& command, const GlobalOptions& o) {
+  if (!o.output || command == "snapshot") return;
+  std::string ext = std::filesystem::path(*o.output).extension().string();
+  for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const char* option = ext == ".html" || ext == ".htm" ? "--export-html"
+                       : ext == ".md"                  ? "--export-markdown"
+                       : ext == ".prom"                ? "--export-prometheus"
+                                                       : nullptr;
+  if (option)
+    throw InputError(fmt::format("-o {}: -o always writes the JSON report (on every command); write the {} with {} {} "
+                                 "(and the JSON, if wanted, with -o FILE.json)",
+                                 printable(*o.output), ext == ".md" ? "markdown" : ext == ".prom" ? "metrics" : "page", option,
+                                 printable(*o.output)));
+}
+
+}  // namespace
+
 void check_output_format(const std::string& command, const GlobalOptions& o) {
+  check_output_meaning(command, o);
+  if (o.export_prometheus) render::require_prometheus();
   // check's results are a list of items (text, markdown, JSON, JUnit); a snapshot is an archive.
   // Neither has a page to draw: say so instead of printing text under an html request.
   if (o.format == "html" && (command == "check" || command == "snapshot"))
@@ -164,8 +212,10 @@ void silence_stdout() {
 void emit_report(const report::Report& report, const GlobalOptions& o) {
   // Bad options fail before anything is printed.
   if (o.output) check_output_target(*o.output, "-o", ExistingOutput::replace_regular);
+  check_exports_writable(o);
   print_report(report, o);
   if (o.output) report::write_report_file(*o.output, report);
+  write_exports(report, o);
 }
 
 std::vector<std::string> fail_on_hits(const report::Report& report, const GlobalOptions& o) {
@@ -189,6 +239,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
                           UnsupportedPolicy policy, const std::function<void(report::Report&)>& after_probes) {
   Stopwatch clock;
   check_output_writable(o.output);
+  check_exports_writable(o);
   std::optional<OpenedRoot> opened_root;
   try {
     opened_root.emplace(open_root(o));
@@ -266,6 +317,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   std::cerr << failure;
   if (outcome.interrupted && !o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
   if (o.output) save_report(r, *o.output, result.exit_code == kExitOk || result.exit_code == kExitInterrupted);
+  if (result.exit_code == kExitOk || result.exit_code == kExitInterrupted) write_exports(r, o);
   if (result.exit_code == kExitOk) result.exit_code = fail_on_exit_code(r, o);
   return result;
 }

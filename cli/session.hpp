@@ -53,7 +53,7 @@ void emit_report(const report::Report& report, const GlobalOptions& options);
 void check_output_format(const std::string& command, const GlobalOptions& options);
 
 // How text goes to stdout: colour (a terminal, no --no-color, no NO_COLOR) and the width to fit
-// (COLUMNS, else the terminal's, else 100).
+// (COLUMNS, else the terminal's, else no limit off a terminal).
 render::TextStyle text_style(const GlobalOptions& options);
 
 // --fail-on: the report's findings at or above its severity, as "id (severity)"; none for never.

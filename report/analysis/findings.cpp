@@ -32,6 +32,8 @@ void rule_vendor_libraries(const report::Report& r, std::vector<report::Finding>
   if (!r.host.live) return;
   // An inventory without NVIDIA GPUs needs no NVML; --verbose lists it missing all the same.
   if (r.topology && r.topology->gpus.empty()) return;
+  // With the topology read, gpu.driver_missing says it (with the GPUs); one finding, not two.
+  if (r.topology && !r.topology->nvml_source) return;
   auto nvml = r.tool.libraries.find("nvml");
   if (nvml != r.tool.libraries.end() && !nvml->second.found) {
     report::Finding f;

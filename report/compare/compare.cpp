@@ -18,6 +18,7 @@ using report::MetricSpread;
 std::string to_string(Verdict v) {
   switch (v) {
     case Verdict::worse: return "worse";
+    case Verdict::mixed: return "mixed";
     case Verdict::better: return "better";
     case Verdict::changed: return "changed";
     case Verdict::only_in_one: return "only_in_one";
@@ -237,6 +238,17 @@ int rank_of(Verdict v) { return static_cast<int>(v); }
 
 }  // namespace
 
+Verdict worst_verdict(const SeriesComparison& s, std::size_t baseline) {
+  Verdict worst = Verdict::same;
+  for (std::size_t i = 0; i < s.sides.size(); ++i)
+    if (i != baseline && rank_of(s.sides[i].verdict) < rank_of(worst)) worst = s.sides[i].verdict;
+  return worst;
+}
+
+std::string side_letter(std::size_t side) {
+  return side < 26 ? std::string(1, static_cast<char>('A' + side)) : "#" + std::to_string(side + 1);
+}
+
 Verdict worst_verdict(const MetricComparison& m, std::size_t baseline) {
   Verdict worst = Verdict::same;
   for (std::size_t i = 0; i < m.sides.size(); ++i)
@@ -304,7 +316,10 @@ SeriesSide judge_series(const std::vector<const MetricComparison*>& members, std
   std::vector<double> changes;
   for (const auto* m : members) {
     const SideValue& s = m->sides[side];
-    if (s.verdict == Verdict::only_in_one) continue;
+    if (s.verdict == Verdict::only_in_one) {
+      ++(s.value ? out.sizes_only_here : out.sizes_only_in_baseline);
+      continue;
+    }
     ++out.sizes;
     out.sizes_worse += s.verdict == Verdict::worse;
     out.sizes_better += s.verdict == Verdict::better;
@@ -323,6 +338,10 @@ SeriesSide judge_series(const std::vector<const MetricComparison*>& members, std
   else if ((significant && *out.median_change_fraction >= o.min_change_fraction) ||
            (out.sizes_better > 0 && out.sizes_worse == 0 && 2 * out.sizes_better >= out.sizes))
     out.verdict = Verdict::better;
+  else if (out.sizes == 0 && out.sizes_only_here + out.sizes_only_in_baseline > 0)
+    out.verdict = Verdict::only_in_one;  // nothing to compare: the path is on one side only
+  else if (out.sizes_worse + out.sizes_better > 0)
+    out.verdict = Verdict::mixed;  // the sizes that moved are named, not averaged into `same`
   return out;
 }
 
@@ -336,17 +355,12 @@ double rank_change(const std::vector<SideValue>& sides, const MetricComparison* 
     std::optional<double> c;
     if (m && sides[i].verdict == verdict) c = signed_change(*m, sides[i]);
     if (series && (*series)[i].verdict == verdict) c = (*series)[i].median_change_fraction;
-    if (c) key = verdict == Verdict::worse ? std::min(key, *c) : std::max(key, *c);
+    bool loss = verdict == Verdict::worse || verdict == Verdict::mixed;
+    if (c) key = loss ? std::min(key, *c) : std::max(key, *c);
   }
-  return verdict == Verdict::worse ? key : -key;  // ascending sort puts the largest move first
+  return verdict == Verdict::worse || verdict == Verdict::mixed ? key : -key;  // ascending sort puts the largest move first
 }
 
-Verdict worst_of(const std::vector<SeriesSide>& sides, std::size_t baseline) {
-  Verdict worst = Verdict::same;
-  for (std::size_t i = 0; i < sides.size(); ++i)
-    if (i != baseline && rank_of(sides[i].verdict) < rank_of(worst)) worst = sides[i].verdict;
-  return worst;
-}
 
 std::vector<SeriesComparison> compare_series(const std::vector<MetricComparison>& metrics, std::size_t sides,
                                              std::size_t baseline, const Options& o) {
@@ -441,7 +455,7 @@ Comparison compare_sides(const std::vector<Side>& sides, std::size_t baseline, c
     return rank_change(a.sides, &a, nullptr, va, baseline) < rank_change(b.sides, &b, nullptr, vb, baseline);
   });
   std::stable_sort(c.series.begin(), c.series.end(), [&](const SeriesComparison& a, const SeriesComparison& b) {
-    Verdict va = worst_of(a.sides, baseline), vb = worst_of(b.sides, baseline);
+    Verdict va = worst_verdict(a, baseline), vb = worst_verdict(b, baseline);
     if (va != vb) return rank_of(va) < rank_of(vb);
     return rank_change({}, nullptr, &a.sides, va, baseline) < rank_change({}, nullptr, &b.sides, vb, baseline);
   });

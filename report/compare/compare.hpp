@@ -21,7 +21,9 @@
 // Per series (one path over its sizes: a bandwidth sweep's gbps, an all-reduce's time_us), a sign
 // test across sizes: `worse` when the sizes moved the same way with two-sided p < 0.01 and the
 // median change is material, or when at least half its sizes are `worse` and none `better`. It
-// catches a whole path slowed by less than the per-size noise.
+// catches a whole path slowed by less than the per-size noise. A path that would be `same` while
+// some of its sizes are `worse` or `better` is `mixed` (the counts say how many); one whose sizes
+// are all on one side only is `only_in_one`, never `same`.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -36,7 +38,8 @@
 
 namespace interprobe::compare {
 
-enum class Verdict { worse, better, changed, only_in_one, same };
+// mixed: a path whose own verdict would be `same` while some of its sizes are worse or better.
+enum class Verdict { worse, mixed, better, changed, only_in_one, same };
 std::string to_string(Verdict v);
 
 // One side of the comparison: a report, or repeated runs of one machine.
@@ -71,6 +74,7 @@ struct MetricComparison {
 struct SeriesSide {
   std::int64_t sizes = 0, sizes_worse = 0, sizes_better = 0;  // per-metric verdicts
   std::int64_t moved_worse = 0, moved_better = 0;             // sign of the change, material or not
+  std::int64_t sizes_only_here = 0, sizes_only_in_baseline = 0;  // sizes one side lacks
   std::optional<double> median_change_fraction;               // signed: negative = worse
   double sign_test_p = 1;
   Verdict verdict = Verdict::same;
@@ -104,8 +108,14 @@ std::vector<std::pair<std::string, std::string>> settings_of(const report::Repor
 
 // The worst verdict of a metric over the non-baseline sides (ranking and summaries).
 Verdict worst_verdict(const MetricComparison& m, std::size_t baseline);
+Verdict worst_verdict(const SeriesComparison& s, std::size_t baseline);
 
-render::Document comparison_document(const Comparison& c);
+// Which side a one-sided metric or path is on, as its letter ("A" = the first report given).
+std::string side_letter(std::size_t side);
+
+// detail: every setting, path and metric; without it a short summary (what changed, by how much,
+// how sure) that fits a screen, and a line saying what --detail adds.
+render::Document comparison_document(const Comparison& c, bool detail = true);
 nlohmann::json comparison_json(const Comparison& c);
 
 }  // namespace interprobe::compare

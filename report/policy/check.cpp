@@ -232,6 +232,17 @@ CheckResult check_report(const Policy& policy, const report::Report& r) {
   return out;
 }
 
+void fail_unmeasured_gates(CheckResult& result, bool warn_gates) {
+  for (auto& r : result.items) {
+    bool gates = r.item.severity == report::Severity::fail || (warn_gates && r.item.severity == report::Severity::warn);
+    if (r.outcome != Outcome::skipped || !gates) continue;
+    r.outcome = r.item.severity == report::Severity::fail ? Outcome::fail : Outcome::warn;
+    r.detail = "not measured, and --strict fails a gate that read nothing: " + r.detail;
+    --result.summary.skipped;
+    ++(r.outcome == Outcome::fail ? result.summary.fail : result.summary.warn);
+  }
+}
+
 bool check_failed(const CheckResult& result, bool warn_gates) {
   return result.summary.fail > 0 || (warn_gates && result.summary.warn > 0);
 }

@@ -41,6 +41,10 @@ struct CheckResult {
 
 CheckResult check_report(const Policy& policy, const report::Report& report);
 
+// `check --strict`: an item that was not measured but would gate had it failed (severity fail, or
+// warn with warn_gates) fails instead of being skipped: a gate that reads nothing cannot pass.
+void fail_unmeasured_gates(CheckResult& result, bool warn_gates);
+
 // Whether the result gates a pipeline: a failed item, or (warn_gates) a warned one.
 bool check_failed(const CheckResult& result, bool warn_gates);
 

@@ -88,6 +88,31 @@ std::vector<std::string> probes_needed(const Policy& policy) {
   return out;
 }
 
+void expect_gpu_count(Policy& policy, std::int64_t gpus) {
+  const std::string kSelector = "topology/gpu_count";
+  auto ask = [gpus](Item& it) {
+    it.kind = ItemKind::fact;
+    it.op = Op::ge;
+    it.value = static_cast<double>(gpus);
+    it.severity = report::Severity::fail;
+    it.title = fmt::format("At least {} NVIDIA GPU(s) on the bus (--expect-gpus)", gpus);
+    it.why = fmt::format("--expect-gpus {}: fewer means a GPU fell off the bus, a passthrough failed or the wrong machine was probed", gpus);
+  };
+  bool found = false;
+  for (auto& it : policy.items)
+    if (it.kind == ItemKind::fact && it.selector == kSelector) {
+      ask(it);
+      found = true;
+    }
+  if (found) return;
+  Item it;
+  it.index = policy.items.size() + 1;
+  it.id = "gpu-count";
+  it.selector = kSelector;
+  ask(it);
+  policy.items.push_back(std::move(it));
+}
+
 const std::vector<std::string>& known_finding_ids() {
   static const std::vector<std::string> ids = [] {
     auto schema = nlohmann::json::parse(report::report_schema_text());

@@ -64,6 +64,10 @@ std::string literal_text(const Literal& v);
 Policy parse_policy(const std::string& text, const std::string& file);
 Policy read_policy_file(const std::filesystem::path& path);
 
+// `check --expect-gpus N`: every item on topology/gpu_count asks for at least N GPUs at severity
+// fail (an item is added when the policy has none), so a missing or short count fails the gate.
+void expect_gpu_count(Policy& policy, std::int64_t gpus);
+
 // The probes (names as in the report's `probes` list) whose sections the policy reads.
 std::vector<std::string> probes_needed(const Policy& policy);
 

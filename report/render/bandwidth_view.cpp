@@ -201,6 +201,30 @@ Table truth_table(const std::vector<report::P2pPairTruth>& pairs) {
   return t;
 }
 
+// GPU x GPU as nvbandwidth prints it, from the checked transfers: GB/s at the largest size, each
+// cell marked direct (P2P verified) or staged (through host memory, whatever NVML claimed).
+Table truth_matrix(const std::vector<report::P2pPairTruth>& pairs) {
+  auto gbps = [](const std::optional<double>& v) { return v ? format_gbps(*v) : std::string("-"); };
+  std::set<std::string> gpus;
+  for (const auto& p : pairs) gpus.insert(p.src), gpus.insert(p.dst);
+  Table t{"measured GB/s per GPU pair (rows src, columns dst; direct = P2P verified, staged = through host memory)",
+          {"src \\ dst"}, {Align::left}, {}};
+  for (const auto& g : gpus) t.header.push_back(g), t.align.push_back(Align::right);
+  for (const auto& src : gpus) {
+    std::vector<Cell> row{Cell(src)};
+    for (const auto& dst : gpus) {
+      auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.src == src && p.dst == dst; });
+      if (src == dst) row.emplace_back("X");
+      else if (it == pairs.end()) row.emplace_back("-", Tone::dim);
+      else if (it->truth == report::P2pTruth::corrupt) row.emplace_back("corrupt", Tone::bad);
+      else if (it->truth == report::P2pTruth::p2p) row.emplace_back(fmt::format("{} direct", gbps(it->p2p_gbps)), Tone::good);
+      else row.emplace_back(fmt::format("{} staged{}", gbps(it->staged_gbps), it->peer_access_claimed ? " (P2P claimed)" : ""), Tone::warn);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
 }  // namespace
 
 void add_bandwidth_view(const report::Report& r, Document& doc) {
@@ -234,7 +258,10 @@ void add_bandwidth_view(const report::Report& r, Document& doc) {
     for (auto& t : curve_tables(b.sweeps)) s.blocks.push_back(std::move(t));
     for (auto& t : pair_matrices(b.sweeps)) s.blocks.push_back(std::move(t));
   }
-  if (!b.p2p_pairs.empty()) s.blocks.push_back(truth_table(b.p2p_pairs));
+  if (!b.p2p_pairs.empty()) {
+    s.blocks.push_back(truth_matrix(b.p2p_pairs));
+    s.blocks.push_back(truth_table(b.p2p_pairs));
+  }
   doc.sections.push_back(std::move(s));
 }
 

@@ -1,7 +1,10 @@
 #include "report/render/document.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "common/units.hpp"
 
 namespace interprobe::render {
@@ -108,6 +111,29 @@ std::string affected_summary(const std::vector<std::string>& affected) {
 
 namespace {
 
+// A GPU named as an operator names it: "GPU3 NVIDIA H100 80GB HBM3 (0000:43:00.0)"; any other
+// address as it is.
+std::string device_label(const report::Report& r, const std::string& bdf) {
+  if (!r.topology) return bdf;
+  for (const auto& g : r.topology->gpus)
+    if (g.bdf == bdf) return g.name ? fmt::format("GPU{} {} ({})", g.index, *g.name, bdf) : fmt::format("GPU{} ({})", g.index, bdf);
+  return bdf;
+}
+
+// An evidence value that only repeats the affected list ("0000:18:00.0, 0000:19:00.0") says nothing new.
+bool repeats_affected(const std::string& value, const std::vector<std::string>& affected) {
+  if (affected.empty() || value.empty()) return false;
+  std::size_t start = 0;
+  while (start < value.size()) {
+    std::size_t comma = value.find(',', start);
+    std::string token(trim(std::string_view(value).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (std::find(affected.begin(), affected.end(), token) == affected.end()) return false;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return true;
+}
+
 Section findings_section(const report::Report& r) {
   Section s{"findings", {}};
   if (r.findings.empty()) {
@@ -117,8 +143,14 @@ Section findings_section(const report::Report& r) {
   Table t{"", {"severity", "finding", "id", "evidence", "what to do"}, {}, {}};
   t.rows_as_blocks_in_text = true;
   for (const auto& f : r.findings) {
-    std::string evidence = f.affected.empty() ? "" : "affected " + affected_summary(f.affected);
-    for (const auto& [k, v] : f.evidence) evidence += fmt::format("{}{}={}", evidence.empty() ? "" : ", ", k, report::value_to_text(v));
+    std::vector<std::string> named;
+    for (const auto& bdf : f.affected) named.push_back(device_label(r, bdf));
+    std::string evidence = f.affected.empty() ? "" : "affected " + affected_summary(named);
+    for (const auto& [k, v] : f.evidence) {
+      std::string text = report::value_to_text(v);
+      if (repeats_affected(text, f.affected)) continue;
+      evidence += fmt::format("{}{}={}", evidence.empty() ? "" : ", ", k, text);
+    }
     t.rows.push_back({severity_cell(f.severity), Cell(f.title), Cell(f.id, Tone::dim), Cell(evidence, Tone::dim),
                       Cell(f.remedy)});
   }

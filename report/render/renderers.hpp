@@ -9,6 +9,9 @@ namespace interprobe::render {
 
 enum class Format { text, json, markdown, html, prometheus };
 
+// A width no table or paragraph reaches: text off a terminal is never wrapped.
+inline constexpr std::size_t kUnlimitedWidth = 1'000'000;
+
 struct TextStyle {
   bool color = false;
   std::size_t width = 100;  // terminal columns: paragraphs wrap, tables narrow or fold to fit

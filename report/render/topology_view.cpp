@@ -109,6 +109,59 @@ Table path_matrix(const TopologySection& s) {
   return t;
 }
 
+// nvidia-smi topo -p2p's status words.
+std::string p2p_word(const std::optional<report::P2pCapability>& c) {
+  if (!c) return "-";
+  switch (*c) {
+    case report::P2pCapability::ok: return "OK";
+    case report::P2pCapability::chipset_not_supported: return "CNS";
+    case report::P2pCapability::gpu_not_supported: return "GNS";
+    case report::P2pCapability::topology_not_supported: return "TNS";
+    case report::P2pCapability::disabled_by_regkey: return "DR";
+    case report::P2pCapability::not_supported: return "NS";
+    case report::P2pCapability::unknown: return "U";
+  }
+  return "U";
+}
+
+// GPU x GPU, NVML's P2P read/write status per pair, as `nvidia-smi topo -p2p r` and `-p2p w`
+// print it (one grid, "read/write" per cell): 28 pairs without P2P read at a glance.
+Table p2p_status_matrix(const TopologySection& s) {
+  std::map<std::pair<std::int64_t, std::int64_t>, const report::P2pStatus*> status;
+  for (const auto& p : s.gpu_pairs)
+    if (p.p2p) status[{p.a_index, p.b_index}] = status[{p.b_index, p.a_index}] = &*p.p2p;
+  Table t{"P2P status read/write (NVML, as nvidia-smi topo -p2p r / w)", {""}, {Align::left}, {}};
+  for (const auto& g : s.gpus) {
+    t.header.push_back(fmt::format("GPU{}", g.index));
+    t.align.push_back(Align::right);
+  }
+  for (const auto& row : s.gpus) {
+    std::vector<Cell> cells{Cell(fmt::format("GPU{}", row.index))};
+    for (const auto& col : s.gpus) {
+      if (row.index == col.index) {
+        cells.emplace_back("X");
+        continue;
+      }
+      auto it = status.find({row.index, col.index});
+      if (it == status.end()) {
+        cells.emplace_back("-", Tone::dim);
+        continue;
+      }
+      bool ok = it->second->read == report::P2pCapability::ok && it->second->write == report::P2pCapability::ok;
+      cells.emplace_back(p2p_word(it->second->read) + "/" + p2p_word(it->second->write), ok ? Tone::good : Tone::warn);
+    }
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+Paragraph p2p_legend() {
+  return Paragraph{"OK = P2P supported; CNS = chipset not supported; GNS = GPU not supported; TNS = topology not supported; "
+                   "DR = disabled by registry key (interprobe's word); NS = not supported; U = unknown; - = not reported. NVML's claim, not a "
+                   "measurement: `interprobe bw --engine cuda` checks a real transfer per pair",
+                   Tone::dim};
+}
+
 Paragraph legend() {
   return {"X = self; NV# = # bonded NVLinks (directly or through NVSwitches); PIX = at most one PCIe switch; "
           "PXB = several PCIe switches, no host bridge; PHB = through a PCIe host bridge (CPU); NODE = across host "
@@ -226,6 +279,11 @@ void add_topology_view(const report::Report& r, Document& doc, const ViewOptions
   sec.blocks.push_back(summary(s));
   if (!s.gpus.empty()) {
     sec.blocks.push_back(gpu_table(s));
+    bool any_p2p = std::any_of(s.gpu_pairs.begin(), s.gpu_pairs.end(), [](const report::GpuPair& p) { return p.p2p.has_value(); });
+    if (any_p2p) {
+      sec.blocks.push_back(p2p_status_matrix(s));
+      sec.blocks.push_back(p2p_legend());
+    }
     if (!s.gpu_pairs.empty()) sec.blocks.push_back(pair_table(s));
   } else {
     sec.blocks.push_back(Paragraph{"no NVIDIA GPU on the PCI bus", Tone::dim});

@@ -176,7 +176,7 @@ def check_one(binary, chromium, path, is_hostile, is_largest, work, index, shots
     errors = []
     page = os.path.join(work, f"r{index}.html")
     started = time.monotonic()
-    p = subprocess.run([binary, "report", path, "--format", "html", "-o", page], capture_output=True, text=True)
+    p = subprocess.run([binary, "report", path, "--format", "json", "--export-html", page], capture_output=True, text=True)
     seconds = time.monotonic() - started
     if p.returncode != 0:
         return [f"render exit {p.returncode}: {p.stderr}"]

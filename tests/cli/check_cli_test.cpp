@@ -204,7 +204,7 @@ TEST(CheckCli, GenericVmPolicyOnTheProxmoxFixtureFailsWhatItShould) {
   ASSERT_NE(reasons, std::string::npos) << text.out;
   EXPECT_NE(text.out.find("p2p-clique           without the clique capability", reasons), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("probes-ran ", reasons), std::string::npos) << "a passed item has no reason row";
-  EXPECT_NE(text.out.find("FAILED: 17 item(s)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("FAILED: 19 item(s)"), std::string::npos) << text.out;
   auto md = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", kProxmox, "--quiet", "--format", "markdown"});
   EXPECT_NE(md.out.find("| **FAIL** | p2p-clique |"), std::string::npos) << md.out;
   fs::remove_all(dir);
@@ -241,4 +241,73 @@ TEST(CheckCli, ListSubjectsShowsWhatItemsCanSelect) {
     EXPECT_NE(p.out.find(path), std::string::npos) << path;
   EXPECT_EQ(run_interprobe({"check", "--list-subjects"}).exit_code, 2);
   EXPECT_EQ(run_interprobe({"check", kFixtures + "/seed-case/report.json"}).exit_code, 2);  // no --policy
+}
+
+// Issue 36: a GPU VM preset never passes a machine without GPUs, whatever --fail-on says.
+TEST(CheckCli, GenericVmPresetFailsAMachineWithoutGpusSayingWhy) {
+  const std::string no_gpu = kFixtures + "/topology/live-firecracker-capture";
+  for (const char* fail_on : {"fail", "warn"}) {
+    auto p = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", no_gpu, "--fail-on", fail_on,
+                             "--quiet", "--json"});
+    ASSERT_EQ(p.exit_code, 1) << fail_on << ": " << p.out << p.err;
+    auto o = outcomes(nlohmann::json::parse(p.out));
+    EXPECT_EQ(o["gpu-count"], "fail");
+  }
+  auto text = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", "--root", no_gpu, "--quiet"}, {"COLUMNS=400"});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.out.find("a GPU VM without a GPU passes nothing"), std::string::npos) << text.out;
+  // run's gate sees the finding too: the inventory alone exits 1 at --fail-on warn.
+  auto run = run_interprobe({"run", "--root", no_gpu, "--only", "system,topology,virtualization", "--fail-on", "warn", "--quiet"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("gpu.none_on_bus"), std::string::npos) << run.out;
+}
+
+TEST(CheckCli, ExpectGpusFailsAShortCountAndPassesAFullOne) {
+  auto dir = temp_dir();
+  fs::path two = dir / "two.json", hgx = dir / "hgx.json";
+  ASSERT_EQ(run_interprobe({"topo", "--root", kFixtures + "/topology/i440fx-guest", "-o", two.string(), "--quiet"}).exit_code, 0);
+  ASSERT_EQ(run_interprobe({"topo", "--root", kFixtures + "/topology/hgx-h100-nvswitch", "-o", hgx.string(), "--quiet"}).exit_code, 0);
+  // The generic preset asks for one GPU: two pass, until --expect-gpus 8 asks for eight.
+  auto loose = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", two.string(), "--json"});
+  EXPECT_EQ(outcomes(nlohmann::json::parse(loose.out))["gpu-count"], "pass");
+  auto short_count = run_interprobe({"check", "--policy", kPolicies + "/generic-gpu-vm.json", two.string(), "--expect-gpus", "8", "--json"});
+  EXPECT_EQ(short_count.exit_code, 1) << short_count.err;
+  auto j = nlohmann::json::parse(short_count.out);
+  EXPECT_EQ(outcomes(j)["gpu-count"], "fail");
+  for (const auto& item : j.at("items"))
+    if (item.at("id") == "gpu-count") {
+      EXPECT_EQ(item.at("threshold"), ">= 8") << item.dump();
+    }
+  auto full = run_interprobe({"check", "--policy", kPolicies + "/hgx-h100.json", hgx.string(), "--expect-gpus", "8", "--json"});
+  EXPECT_EQ(outcomes(nlohmann::json::parse(full.out))["gpu-count"], "pass") << full.out;
+  EXPECT_EQ(full.exit_code, 0) << full.out;
+  // A policy without a gpu-count item gets one.
+  fs::path bare = dir / "bare.json";
+  std::ofstream(bare) << R"({"name":"bare","items":[{"id":"one","severity":"warn","finding":"probe.failed","expect":"absent"}]})";
+  auto added = run_interprobe({"check", "--policy", bare.string(), two.string(), "--expect-gpus", "4", "--json"});
+  EXPECT_EQ(added.exit_code, 1);
+  EXPECT_EQ(outcomes(nlohmann::json::parse(added.out))["gpu-count"], "fail") << added.out;
+  EXPECT_EQ(run_interprobe({"check", "--policy", bare.string(), two.string(), "--expect-gpus", "0"}).exit_code, 2);
+  fs::remove_all(dir);
+}
+
+TEST(CheckCli, StrictFailsAGateThatWasNotMeasured) {
+  auto dir = temp_dir();
+  fs::path hgx = dir / "hgx.json";
+  ASSERT_EQ(run_interprobe({"topo", "--root", kFixtures + "/topology/hgx-h100-nvswitch", "-o", hgx.string(), "--quiet"}).exit_code, 0);
+  // p2p-verified (fail) needs a measured copy: skipped by default, a failure with --strict.
+  auto lax = run_interprobe({"check", "--policy", kPolicies + "/hgx-h100.json", hgx.string(), "--json"});
+  EXPECT_EQ(outcomes(nlohmann::json::parse(lax.out))["p2p-verified"], "skipped");
+  EXPECT_EQ(lax.exit_code, 0);
+  auto strict = run_interprobe({"check", "--policy", kPolicies + "/hgx-h100.json", hgx.string(), "--strict", "--json"});
+  EXPECT_EQ(strict.exit_code, 1);
+  auto j = nlohmann::json::parse(strict.out);
+  auto o = outcomes(j);
+  EXPECT_EQ(o["p2p-verified"], "fail");
+  EXPECT_EQ(o["decode-not-comm-bound"], "skipped") << "a warn item does not gate at the default --fail-on";
+  for (const auto& item : j.at("items"))
+    if (item.at("id") == "p2p-verified") {
+      EXPECT_NE(item.at("detail").get<std::string>().find("--strict"), std::string::npos) << item.dump();
+    }
+  fs::remove_all(dir);
 }

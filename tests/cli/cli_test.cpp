@@ -84,6 +84,29 @@ TEST(Cli, BadOptionIsUsageError) {
   EXPECT_EQ(run_interprobe({"frobnicate"}).exit_code, 2);
 }
 
+// Issue 36: a mistyped subcommand or option names the nearest one; a word near nothing gets no guess.
+TEST(Cli, MistypedCommandOrOptionSaysDidYouMean) {
+  auto command = run_interprobe({"tpo"});
+  EXPECT_EQ(command.exit_code, 2);
+  EXPECT_NE(command.err.find("unknown command 'tpo': did you mean 'topo'?"), std::string::npos) << command.err;
+  auto option = run_interprobe({"topo", "--formt", "json"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_NE(option.err.find("unknown option '--formt': did you mean '--format'?"), std::string::npos) << option.err;
+  auto sub_option = run_interprobe({"compare", "a.json", "b.json", "--detial"});
+  EXPECT_NE(sub_option.err.find("did you mean '--detail'?"), std::string::npos) << sub_option.err;
+  auto far = run_interprobe({"xyzzyplugh"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
+TEST(Cli, HelpListsEachChoiceOnce) {
+  auto help = run_interprobe({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--format text|json|markdown|html|prometheus"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("{text,json"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("{never,info"), std::string::npos) << help.out;
+}
+
 TEST(Cli, MissingRootIsUsageErrorNamingThePath) {
   auto p = run_interprobe({"run", "--root", "/nonexistent/tree"});
   EXPECT_EQ(p.exit_code, 2);
@@ -228,4 +251,94 @@ TEST(FailOn, ExitsOneAfterTheReportIsWrittenWhenAFindingReachesTheSeverity) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--fail-on"), std::string::npos) << bad.err;
   fs::remove_all(dir);
+}
+
+// Issue 36: off a terminal (a pipe, a file) text has no width limit unless COLUMNS sets one, so
+// no table of any report in the repository wraps a cell or folds into one block per row.
+TEST(Cli, PipedTextKeepsEveryRepositoryReportsTablesWhole) {
+  const std::string source = INTERPROBE_SOURCE_DIR;
+  std::vector<fs::path> reports{source + "/tests/fixtures/seed-case/report.json"};
+  for (const auto* folder : {"/examples/reports", "/tests/fixtures/reports"})
+    for (const auto& e : fs::directory_iterator(source + folder))
+      if (e.path().extension() == ".json") reports.push_back(e.path());
+  ASSERT_GE(reports.size(), 5u);
+  bool narrow_differs = false;
+  for (const auto& report : reports) {
+    // {"COLUMNS"} unsets it (glibc putenv without '='): the width the pipe alone decides.
+    auto piped = run_interprobe({"report", report.string(), "--fail-on", "never"}, {"COLUMNS"});
+    ASSERT_EQ(piped.exit_code, 0) << report << ": " << piped.err;
+    auto wide = run_interprobe({"report", report.string(), "--fail-on", "never"}, {"COLUMNS=9999"});
+    EXPECT_EQ(piped.out, wide.out) << report << ": piped text was fitted to a width";
+    EXPECT_EQ(piped.out.find("do not fit in"), std::string::npos) << report;
+    auto narrow = run_interprobe({"report", report.string(), "--fail-on", "never"}, {"COLUMNS=100"});
+    narrow_differs = narrow_differs || narrow.out != piped.out;
+  }
+  EXPECT_TRUE(narrow_differs) << "COLUMNS=100 fits the text to 100 columns: this test would see a wrapped table";
+  // `topo --tree > f`: the tree's connectors and the pair matrix whole.
+  const std::string hgx = std::string(INTERPROBE_FIXTURES) + "/topology/hgx-h100-nvswitch";
+  // The topology section only: the header's start time and the probes' seconds differ per run.
+  auto topology_of = [](const std::string& text) {
+    auto from = text.find("\ntopology\n"), to = text.find("\nprobes\n");
+    return from == std::string::npos || to == std::string::npos ? std::string() : text.substr(from, to - from);
+  };
+  auto tree = run_interprobe({"topo", "--root", hgx, "--tree", "-q"}, {"COLUMNS"});
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  ASSERT_FALSE(topology_of(tree.out).empty()) << tree.out;
+  EXPECT_EQ(topology_of(tree.out), topology_of(run_interprobe({"topo", "--root", hgx, "--tree", "-q"}, {"COLUMNS=9999"}).out));
+  EXPECT_NE(topology_of(tree.out), topology_of(run_interprobe({"topo", "--root", hgx, "--tree", "-q"}, {"COLUMNS=100"}).out));
+  EXPECT_EQ(tree.out.find("do not fit in"), std::string::npos) << tree.out;
+}
+
+// Issue 36: -o is the JSON report on every command; the rendered report goes to --export-*. A name
+// that asks for a page, markdown or metrics is refused (exit 2) naming the option that writes it.
+TEST(Cli, OutputMeansTheJsonReportOnEveryCommand) {
+  auto dir = temp_dir();
+  const fs::path json = dir / "r.json", page = dir / "r.html", md = dir / "r.md";
+  auto p = run_interprobe({"topo", "--root", kMinimal, "-q", "-o", json.string(), "--export-html", page.string(), "--export-markdown",
+                           md.string(), "--format", "json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(slurp(json).rfind("{", 0), 0u);
+  EXPECT_EQ(slurp(page).rfind("<!DOCTYPE html>", 0), 0u) << slurp(page).substr(0, 100);
+  EXPECT_NE(slurp(md).find("# interprobe"), std::string::npos) << slurp(md).substr(0, 200);
+  EXPECT_EQ(p.out.rfind("{", 0), 0u) << "stdout is what --format asks";
+  // The old ambiguous forms: exit 2 before anything is written, naming the right option.
+  fs::path stray = dir / "t.html";
+  auto topo = run_interprobe({"topo", "--root", kMinimal, "-q", "--format", "html", "-o", stray.string()});
+  EXPECT_EQ(topo.exit_code, 2);
+  EXPECT_NE(topo.err.find("--export-html"), std::string::npos) << topo.err;
+  EXPECT_FALSE(fs::exists(stray));
+  auto report = run_interprobe({"report", json.string(), "--format", "html", "-o", (dir / "page").string()});
+  EXPECT_EQ(report.exit_code, 2);
+  EXPECT_NE(report.err.find("-o always writes the JSON report"), std::string::npos) << report.err;
+  EXPECT_TRUE(report.out.empty());
+  // report FILE -o OTHER.json re-saves the JSON, as -o does everywhere.
+  auto resave = run_interprobe({"report", json.string(), "--format", "json", "-o", (dir / "again.json").string()});
+  EXPECT_EQ(resave.exit_code, 0) << resave.err;
+  EXPECT_EQ(slurp(dir / "again.json").rfind("{", 0), 0u);
+  fs::remove_all(dir);
+}
+
+// Issue 36: NVML's P2P status as a GPU x GPU grid, as nvidia-smi topo -p2p r/w prints it.
+TEST(Cli, P2pStatusGridOnTheHgxFixtureAndTheSeedCase) {
+  const std::string hgx = std::string(INTERPROBE_FIXTURES) + "/topology/hgx-h100-nvswitch";
+  auto topo = run_interprobe({"topo", "--root", hgx, "-q", "--no-color"}, {"COLUMNS"});
+  ASSERT_EQ(topo.exit_code, 0) << topo.err;
+  auto grid = topo.out.find("P2P status read/write (NVML, as nvidia-smi topo -p2p r / w)");
+  ASSERT_NE(grid, std::string::npos) << topo.out;
+  EXPECT_NE(topo.out.find("GPU0      X  OK/OK  OK/OK", grid), std::string::npos) << topo.out.substr(grid, 1200);
+  // The seed case: 28 pairs NVML calls not supported for reads.
+  auto seed = run_interprobe({"report", std::string(INTERPROBE_SOURCE_DIR) + "/tests/fixtures/seed-case/report.json", "--no-color"},
+                             {"COLUMNS"});
+  grid = seed.out.find("P2P status read/write");
+  ASSERT_NE(grid, std::string::npos) << seed.out;
+  std::string rows = seed.out.substr(grid, seed.out.find("OK = P2P supported", grid) - grid);
+  EXPECT_NE(rows.find("NS/"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("OK/OK"), std::string::npos) << rows;
+  auto html = run_interprobe({"report", std::string(INTERPROBE_SOURCE_DIR) + "/tests/fixtures/seed-case/report.json", "--format", "html"});
+  auto at = html.out.find("P2P status read/write");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(html.out.find("NS/NS", at), std::string::npos);
+  // A tree without NVML data has no grid: nothing to show, nothing guessed.
+  auto proxmox = run_interprobe({"topo", "--root", std::string(INTERPROBE_FIXTURES) + "/topology/proxmox-q35-8gpu-rootports", "-q"});
+  EXPECT_EQ(proxmox.out.find("P2P status read/write"), std::string::npos);
 }

@@ -280,3 +280,28 @@ TEST(CompareCli, HtmlOverlaysEachReportsCurvesOnSharedCharts) {
   ASSERT_EQ(same_name.exit_code, 0) << same_name.err;
   EXPECT_NE(same_name.out.find(kSeed + ": nccl default 8 ranks"), std::string::npos);
 }
+
+// Issue 36: two single-node reports compare in under 60 lines of default text (the detail is one
+// option away), whatever differs between them.
+TEST(CompareCli, TwoSingleNodeReportsCompareInUnderSixtyLines) {
+  auto dir = temp_dir();
+  json slower = load(kThisVm);
+  for (auto& s : slower["bandwidth"]["sweeps"])
+    for (auto& p : s["points"])
+      if (p.contains("gbps") && p["gbps"].is_number()) p["gbps"] = p["gbps"].get<double>() * 0.8;
+  save(dir / "slower.json", slower);
+  for (const auto& pair : std::vector<std::vector<std::string>>{{kSeed, kThisVm}, {kThisVm, (dir / "slower.json").string()}}) {
+    auto p = run_interprobe({"compare", pair[0], pair[1]}, {"COLUMNS=200"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    auto lines = std::count(p.out.begin(), p.out.end(), '\n');
+    EXPECT_LT(lines, 60) << p.out;
+    EXPECT_NE(p.out.find("--detail"), std::string::npos);
+    auto detail = run_interprobe({"compare", pair[0], pair[1], "--detail"}, {"COLUMNS=200"});
+    EXPECT_GT(std::count(detail.out.begin(), detail.out.end(), '\n'), 3 * lines) << "the detail is the full tables";
+    EXPECT_NE(detail.out.find("metrics, regressions first"), std::string::npos);
+  }
+  // The seed case has a collective section this VM lacks: one line says so, not `same`.
+  auto p = run_interprobe({"compare", kSeed, kThisVm}, {"COLUMNS=200"});
+  EXPECT_NE(p.out.find("only in A"), std::string::npos) << p.out;
+  fs::remove_all(dir);
+}

@@ -193,13 +193,17 @@ TEST(PrometheusCli, HostileMachineStringsRoundTrip) {
   EXPECT_FALSE(families.contains("next_line"));
 }
 
-TEST(PrometheusCli, ReportWritesTheMetricsFileAtomicallyWithO) {
+TEST(PrometheusCli, ReportWritesTheMetricsFileAtomicallyWithExportPrometheus) {
   SKIP_WITHOUT_PROMETHEUS();
   TempDir dir;
   auto out = dir.path() / "interprobe.prom";
-  auto p = run_interprobe({"report", kThisVmReport, "--format", "prometheus", "-o", out.string()});
+  auto p = run_interprobe({"report", kThisVmReport, "--export-prometheus", out.string(), "--format", "json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_TRUE(p.out.empty()) << p.out.substr(0, 200);
+  EXPECT_EQ(p.out.rfind("{", 0), 0u) << "stdout is what --format asks: " << p.out.substr(0, 200);
+  // Issue 36: -o is the JSON report on every command; the old `report --format prometheus -o` is refused.
+  auto old = run_interprobe({"report", kThisVmReport, "--format", "prometheus", "-o", (dir.path() / "x").string()});
+  EXPECT_EQ(old.exit_code, 2);
+  EXPECT_NE(old.err.find("--export-prometheus"), std::string::npos) << old.err;
   Validation v = validate_file(out);
   EXPECT_EQ(v.exit_code, 0) << v.why;
   EXPECT_TRUE(v.families.contains("interprobe_bandwidth_gbps"));

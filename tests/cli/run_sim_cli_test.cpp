@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
@@ -89,4 +90,24 @@ TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
   std::string cmd = python + " " + INTERPROBE_SOURCE_DIR + "/tests/cli/validate_report.py " + INTERPROBE_SOURCE_DIR +
                     "/report/schema/report.schema.json " + file.string();
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// Issue 36: the measured P2P grid (nvbandwidth-style, direct vs staged) on simulated GPUs (not run
+// on a GPU): NVSwitch H100s copy direct, the KVM guest with P2P off stages every pair.
+TEST(RunSimulated, MeasuredP2pGridMarksDirectAndStagedPairs) {
+  for (auto [device, word, other] : {std::tuple{"h100-sxm-8x-nvswitch.json", " direct", " staged"},
+                                     std::tuple{"rtx-pro-6000-8x-kvm-p2p-off.json", " staged", " direct"}}) {
+    auto p = run_interprobe({"bw", "--engine", "cuda", "--sizes", "4K,1M", "--budget", "0.02", "--target-cv", "0.2", "-q", "--no-color"},
+                            {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
+                             std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML, "COLUMNS",
+                             std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/" + device});
+    ASSERT_EQ(p.exit_code, 0) << device << ": " << p.err;
+    auto grid = p.out.find("measured GB/s per GPU pair");
+    ASSERT_NE(grid, std::string::npos) << device << "\n" << p.out;
+    grid = p.out.find('\n', grid);  // past the caption, which names both words
+    std::string rows = p.out.substr(grid, p.out.find("P2P per GPU pair, from measurements", grid) - grid);
+    EXPECT_NE(rows.find("gpu7"), std::string::npos) << rows;
+    EXPECT_NE(rows.find(word), std::string::npos) << device << "\n" << rows;
+    EXPECT_EQ(rows.find(other), std::string::npos) << device << "\n" << rows;
+  }
 }

@@ -155,16 +155,18 @@ TEST(Findings, NvmlMissingOnlyMattersWhenTheInventoryShowsGpus) {
   interprobe::report::Report r;
   r.host.live = true;
   r.tool.libraries["nvml"] = interprobe::report::LibraryInfo{.found = false, .reason = "not found"};
-  auto has_finding = [](const interprobe::report::Report& report) {
+  auto has_finding = [](const interprobe::report::Report& report, const char* id = "libraries.nvml_missing") {
     for (const auto& f : interprobe::analysis::derive_findings(report))
-      if (f.id == "libraries.nvml_missing") return true;
+      if (f.id == id) return true;
     return false;
   };
   EXPECT_TRUE(has_finding(r));  // no topology section: cannot tell, keep the hint
   r.topology.emplace();
   EXPECT_FALSE(has_finding(r));  // no GPU on the bus
   r.topology->gpus.emplace_back();
-  EXPECT_TRUE(has_finding(r));
+  // Issue 36: with the topology read, gpu.driver_missing names the GPUs; one finding, not two.
+  EXPECT_FALSE(has_finding(r));
+  EXPECT_TRUE(has_finding(r, "gpu.driver_missing"));
 }
 
 // Schema 2.0 wrote the PCIe figure as bottleneck_gbps on NVLinked pairs too: read as 2.1 it moves

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -387,6 +388,66 @@ TEST(Compare, DocumentAndJsonCarryEveryMetricAndEscapeLabels) {
   EXPECT_EQ(j["metrics"].size(), c.metrics.size());
   EXPECT_EQ(j["metrics"][0]["sides"][1]["verdict"], "worse");
   EXPECT_EQ(j["labels"][1], "b.json");
+}
+
+// Issue 36: a path on one side only is `only in A` / `only in B`, never `same`.
+TEST(Compare, OneSidedPathsAreOnlyInTheirSideNeverSame) {
+  report::Report a = bandwidth_report(4, 0.01, 0.01);
+  report::Report empty;
+  for (auto [c, letter, here] : {std::tuple{pair(a, empty), "A", false}, std::tuple{pair(empty, a), "B", true}}) {
+    auto it = std::find_if(c.series.begin(), c.series.end(), [](const auto& s) { return s.series == kStagedRate; });
+    ASSERT_NE(it, c.series.end());
+    const auto& side = it->sides[1];
+    EXPECT_EQ(side.verdict, Verdict::only_in_one);
+    EXPECT_EQ(side.sizes, 0);
+    EXPECT_EQ(here ? side.sizes_only_here : side.sizes_only_in_baseline, 4);
+    std::string text = render::render_text(compare::comparison_document(c, true), {});
+    std::string row = text.substr(text.find(kStagedRate));
+    row = row.substr(0, row.find('\n'));
+    EXPECT_NE(row.find(std::string("only in ") + letter + " (4 sizes)"), std::string::npos) << row;
+    EXPECT_EQ(row.find("same"), std::string::npos) << row;
+  }
+}
+
+// A path whose own test says `same` while some of its sizes moved is `mixed`, with the counts.
+TEST(Compare, APathWithSomeSizesWorseIsMixedNotSame) {
+  report::Report a = bandwidth_report(6, 0.01, 0.01);
+  report::Report b = a;
+  auto& points = b.bandwidth->sweeps[1].points;
+  points[5].gbps *= 0.25;  // the largest size at a quarter: worse by its interval
+  for (double* t : {&points[5].min_us, &points[5].median_us, &points[5].p95_us, &points[5].max_us}) *t *= 4;
+  *points[5].median_ci_low_us *= 4;
+  *points[5].median_ci_high_us *= 4;
+  auto c = pair(a, b);
+  EXPECT_EQ(metric(c, "bandwidth/host/staged/node0->node0/pageable/4MiB/gbps").sides[1].verdict, Verdict::worse);
+  auto it = std::find_if(c.series.begin(), c.series.end(), [](const auto& s) { return s.series == kStagedRate; });
+  ASSERT_NE(it, c.series.end());
+  EXPECT_EQ(it->sides[1].verdict, Verdict::mixed);
+  EXPECT_EQ(it->sides[1].sizes_worse, 1);
+  EXPECT_EQ(c.series.front().sides[1].verdict, Verdict::mixed) << "mixed ranks right after worse";
+  std::string text = render::render_text(compare::comparison_document(c, false), {});
+  EXPECT_NE(text.find("mixed (1 of 6 worse, 0 better)"), std::string::npos) << text;
+  EXPECT_EQ(compare::comparison_json(c)["series"][0]["sides"][1]["verdict"], "mixed");
+}
+
+// The default view is a summary: what moved, capped, and where the rest is.
+TEST(Compare, TheShortViewNamesWhatMovedAndPointsAtDetail) {
+  report::Report a = bandwidth_report(10, 0.01, 0.01), b = a;
+  scale_sweep(b, 1, 0.8);
+  auto extra = sweep(report::CopyKind::memcpy, 3, 0.01, 0.01);  // a path measured on B only
+  extra.dst = "node1";
+  b.bandwidth->sweeps.push_back(extra);
+  auto c = pair(a, b);
+  std::string brief = render::render_text(compare::comparison_document(c, false), {});
+  std::string full = render::render_text(compare::comparison_document(c, true), {});
+  EXPECT_NE(brief.find("what changed"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("--detail"), std::string::npos);
+  EXPECT_NE(brief.find("more moved rows not shown"), std::string::npos) << "20 staged rows moved, 8 shown";
+  EXPECT_NE(brief.find("measured on one side only"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("only in B"), std::string::npos);
+  EXPECT_EQ(brief.find("metrics, regressions first"), std::string::npos);
+  EXPECT_NE(full.find("metrics, regressions first"), std::string::npos);
+  EXPECT_LT(std::count(brief.begin(), brief.end(), '\n'), std::count(full.begin(), full.end(), '\n'));
 }
 
 }  // namespace

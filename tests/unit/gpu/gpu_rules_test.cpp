@@ -143,3 +143,69 @@ TEST(GpuRules, ASimulatedCuda13NcclOnACuda12DriverWarnsInTheReport) {
   ASSERT_NE(f, nullptr) << p.out;
   EXPECT_NE(f->title.find("CUDA 13"), std::string::npos);
 }
+
+// Issue 36: the GPU presence contract. A topology with no NVIDIA GPU is a finding (a gate can stop
+// on it); GPUs held by no NVIDIA driver, or with the live NVML missing, are one too.
+namespace {
+
+// A --root replay (host.live false: NVML of this machine not asked) unless the test says live.
+Report inventory_with_gpu_drivers(const std::vector<std::optional<std::string>>& drivers) {
+  Report r;
+  r.host.live = false;
+  r.topology.emplace();
+  for (std::size_t i = 0; i < drivers.size(); ++i) {
+    interprobe::report::Gpu g;
+    g.index = static_cast<std::int64_t>(i);
+    g.bdf = "0000:0" + std::to_string(i + 1) + ":00.0";
+    r.topology->gpus.push_back(g);
+    interprobe::report::PciDevice d;
+    d.bdf = g.bdf;
+    d.kind = interprobe::report::PciKind::gpu;
+    d.driver = drivers[i];
+    r.topology->pci_devices.push_back(d);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(GpuPresence, NoGpuOnTheBusIsAWarnFindingOnlyWhenTheTopologyWasRead) {
+  Report none = inventory_with_gpu_drivers({});
+  const auto findings = interprobe::analysis::derive_findings(none);
+  const auto* f = find(findings, "gpu.none_on_bus");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, interprobe::report::Severity::warn);
+  EXPECT_NE(f->title.find("no NVIDIA GPU on the PCI bus"), std::string::npos);
+  EXPECT_EQ(find(interprobe::analysis::derive_findings(Report{}), "gpu.none_on_bus"), nullptr) << "no topology: nothing known";
+  EXPECT_EQ(find(interprobe::analysis::derive_findings(inventory_with_gpu_drivers({"nvidia"})), "gpu.none_on_bus"), nullptr);
+}
+
+TEST(GpuPresence, GpusWithoutTheNvidiaDriverAreNamed) {
+  Report r = inventory_with_gpu_drivers({"nvidia", "nouveau", std::nullopt, "vfio-pci"});
+  const auto findings = interprobe::analysis::derive_findings(r);
+  const auto* f = find(findings, "gpu.driver_missing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->affected, (std::vector<std::string>{"0000:02:00.0", "0000:03:00.0"}));  // vfio-pci: handed to a VM
+  EXPECT_NE(f->title.find("2 of 4"), std::string::npos) << f->title;
+  EXPECT_NE(f->title.find("none, nouveau"), std::string::npos) << f->title;
+  EXPECT_EQ(find(interprobe::analysis::derive_findings(inventory_with_gpu_drivers({"nvidia", "vfio-pci"})), "gpu.driver_missing"),
+            nullptr);
+}
+
+TEST(GpuPresence, LiveGpusWithoutNvmlAreOneFindingNotTwo) {
+  Report r = inventory_with_gpu_drivers({"nvidia", "nvidia"});
+  r.host.live = true;
+  r.topology->nvml_reason = "libnvidia-ml.so.1: cannot open shared object file";
+  interprobe::report::LibraryInfo nvml;
+  nvml.reason = r.topology->nvml_reason;
+  r.tool.libraries["nvml"] = nvml;
+  auto findings = interprobe::analysis::derive_findings(r);
+  const auto* f = find(findings, "gpu.driver_missing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("NVML could not load"), std::string::npos) << f->title;
+  EXPECT_EQ(find(findings, "libraries.nvml_missing"), nullptr);
+  r.topology->nvml_source = interprobe::report::NvmlSource::live;
+  EXPECT_EQ(find(interprobe::analysis::derive_findings(r), "gpu.driver_missing"), nullptr);
+  Report replay = inventory_with_gpu_drivers({"nvidia"});  // --root without a recording: not this machine's NVML
+  EXPECT_EQ(find(interprobe::analysis::derive_findings(replay), "gpu.driver_missing"), nullptr);
+}

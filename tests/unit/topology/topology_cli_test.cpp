@@ -47,6 +47,7 @@ TEST(TopoCli, MatrixComesFirstWithEveryNicCellAndTheNicLegend) {
   std::istringstream in(p.out.substr(section));
   int gpu_rows = 0;
   for (std::string line; std::getline(in, line);) {
+    if (line.find("X = self") != std::string::npos) break;  // the path matrix ends at its legend (the P2P grid follows)
     if (line.rfind("  GPU", 0) != 0 || line.find(" X ") == std::string::npos) continue;
     ++gpu_rows;
     EXPECT_EQ(line.find(" . "), std::string::npos) << "a GPU-NIC cell left empty: " << line;
