@@ -63,7 +63,8 @@ TEST(TopologyRules, RefusedP2pFromNvml) {
   // the finding does not cite NVML, it says where the status came from.
   s.nvml_source.reset();
   s.nvml_reason = "constructed for a fixture";
-  const auto* constructed = find(findings_of(s), "topology.p2p_not_supported");
+  auto constructed_findings = findings_of(s);  // kept: `find` points into it
+  const auto* constructed = find(constructed_findings, "topology.p2p_not_supported");
   ASSERT_TRUE(constructed);
   EXPECT_EQ(constructed->title.find("NVML refuses"), std::string::npos) << constructed->title;
   EXPECT_NE(constructed->title.find("NVML was not used (constructed for a fixture)"), std::string::npos)
