@@ -128,7 +128,7 @@ TEST(HardeningRoundTwo, ManyIgnoredLayersAreMatchedOncePerModule) {
   auto p = analyze(dir.path() / "many.json", RunLimits{120s, 0, {}});
   EXPECT_FALSE(p.timed_out);
   EXPECT_EQ(p.exit_code, 0) << p.err;
-  EXPECT_LT(p.seconds, 10.0);
+  EXPECT_LT(p.seconds, 45.0);  // ASan Debug on a loaded machine: 17.9 s
   // Wildcard patterns past the cap: refused naming the key, before any work.
   for (int i = 200; i < 1100; ++i) patterns.push_back("model.layers." + std::to_string(i) + ".self_attn*");
   config["quantization_config"]["ignored_layers"] = patterns;
@@ -243,7 +243,7 @@ TEST(HardeningRoundTwo, RejectingAMalformedReportIsLinear) {
     auto p = run_interprobe(all, {}, RunLimits{60s, 0, {}});
     EXPECT_FALSE(p.timed_out) << args[0];
     EXPECT_EQ(p.exit_code, 2) << args[0] << ": " << p.err;
-    EXPECT_LT(p.seconds, 5.0) << args[0];
+    EXPECT_LT(p.seconds, 30.0) << args[0];  // old code: over 120 s at 2 MiB; ASan Debug here 8.6 s
   }
 }
 
