@@ -88,15 +88,20 @@ std::vector<fs::path> saved_reports() {
   return out;
 }
 
-// Every repository report's metrics, with what printed each: the saved reports, the example
-// reports through `analyze` (bottleneck families), and the HGX and Proxmox topology fixtures.
+// Every repository report's metrics, with what printed each: the saved reports and the seed case
+// fixture, the seed case through `analyze` (bottleneck families with --assume), the HGX and
+// Proxmox topology fixtures and a `run` replayed from the minimal KVM guest.
 std::vector<std::pair<std::string, std::vector<std::string>>> every_repository_output() {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  for (const auto& file : saved_reports()) out.push_back({file.string(), {"report", file.string(), "--format", "prometheus"}});
+  auto reports = saved_reports();
+  reports.push_back(kFixtures + "/seed-case/report.json");
+  for (const auto& file : reports) out.push_back({file.string(), {"report", file.string(), "--format", "prometheus"}});
   out.push_back({"analyze seed", {"analyze", kSeedReport, "--model", kSource + "/examples/models/llama-3.1-70b.json", "--tp", "8",
                                   "--assume", "gpu=h100-sxm", "--format", "prometheus"}});
   for (const char* tree : {"/topology/hgx-h100-nvswitch", "/topology/proxmox-q35-8gpu-rootports"})
     out.push_back({tree, {"topo", "--root", kFixtures + tree, "--format", "prometheus", "-q"}});
+  out.push_back({"run minimal-kvm-guest",
+                 {"run", "--root", kMinimal, "--only", "system,virtualization,topology", "--format", "prometheus", "-q"}});
   return out;
 }
 
@@ -444,7 +449,16 @@ TEST(PrometheusCli, PromtoolChecksEveryRepositoryReportClean) {
                                   "interprobe_bandwidth_fit_t0_us 1.5\n");
   EXPECT_NE(old.exit_code, 0) << old.out << old.err;
   EXPECT_NE((old.out + old.err).find("abbreviated units"), std::string::npos) << old.out << old.err;
-  for (const auto& [what, args] : every_repository_output()) {
+  // Label values come from the machine: a DMI product string with quotes, a backslash, a newline
+  // and a line that would be a sample of its own must stay one escaped label value.
+  TempDir dir;
+  nlohmann::json hostile = nlohmann::json::parse(std::ifstream(kSeedReport));
+  hostile["virtualization"]["product"] = "Evil \"Corp\" \\ PC\nnext_line{x=\"1\"} 1 \xc3\xa9";
+  auto hostile_file = (dir.path() / "hostile.json").string();
+  std::ofstream(hostile_file) << hostile.dump();
+  auto outputs = every_repository_output();
+  outputs.push_back({"hostile product string", {"report", hostile_file, "--format", "prometheus"}});
+  for (const auto& [what, args] : outputs) {
     auto p = run_interprobe(args);
     ASSERT_EQ(p.exit_code, 0) << what << ": " << p.err;
     auto check = promtool_check(tool, p.out);
