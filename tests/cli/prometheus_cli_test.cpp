@@ -466,3 +466,43 @@ TEST(PrometheusCli, PromtoolChecksEveryRepositoryReportClean) {
     EXPECT_EQ(check.out + check.err, "") << what;
   }
 }
+
+// Measured per-pair bandwidth where it was measured (simulated GPUs, not run on a GPU): an H100
+// NVSwitch board copies peer-to-peer between all 28 pairs; a KVM guest with P2P off only staged.
+TEST(PrometheusCli, SimulatedGpusGiveMeasuredBandwidthAndTheP2pVerdictPerPair) {
+  SKIP_WITHOUT_PROMETHEUS();
+  struct Case {
+    const char* device;
+    std::size_t peer_pairs;
+    const char* truth;
+  };
+  for (const auto& [device, peer_pairs, truth] : {Case{"h100-sxm-8x-nvswitch.json", 28, "p2p"},
+                                                  Case{"rtx-pro-6000-8x-kvm-p2p-off.json", 0, "staged"}}) {
+    SCOPED_TRACE(device);
+    auto p = run_interprobe({"bw", "--engine", "cuda", "--sizes", "4K,1M", "--budget", "0.02", "--target-cv", "0.2", "-q",
+                             "--format", "prometheus"},
+                            {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
+                             std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML,
+                             std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/" + device});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    Validation v = validate_text(p.out);
+    ASSERT_EQ(v.exit_code, 0) << v.why;
+    const auto& f = v.families;
+    EXPECT_EQ(f.contains("interprobe_p2p_peer_bandwidth_bytes_per_second")
+                  ? f["interprobe_p2p_peer_bandwidth_bytes_per_second"]["samples"].size()
+                  : 0u,
+              peer_pairs);
+    ASSERT_TRUE(f.contains("interprobe_p2p_staged_bandwidth_bytes_per_second"));
+    EXPECT_EQ(f["interprobe_p2p_staged_bandwidth_bytes_per_second"]["samples"].size(), 28u);
+    for (const auto& s : f["interprobe_p2p_staged_bandwidth_bytes_per_second"]["samples"])
+      EXPECT_GT(s["value"].get<double>(), 1e9) << "bytes/s, not GB/s: " << s;
+    ASSERT_TRUE(f.contains("interprobe_p2p_truth"));
+    std::size_t ones = 0;
+    for (const auto& s : f["interprobe_p2p_truth"]["samples"])
+      if (s["value"] == 1.0) {
+        ++ones;
+        EXPECT_EQ(s["labels"]["truth"], truth) << s;
+      }
+    EXPECT_EQ(ones, 28u);
+  }
+}
