@@ -38,6 +38,9 @@ SIM_API int interprobe_sim_current_device() {
   return c ? c->device : -1;
 }
 
+// How many writes to memory the simulated driver has done (State::write_epoch).
+SIM_API std::uint64_t interprobe_sim_write_epoch() { return state().write_epoch.load(std::memory_order_acquire); }
+
 // Runs fn(data) on the stream's worker, then advances its device clock by `device_s` seconds;
 // without a stream (0 or a legacy handle): at once on this thread. 0 on success.
 SIM_API int interprobe_sim_enqueue(cu::Stream h, void (*fn)(void*), void* data, double device_s) {
