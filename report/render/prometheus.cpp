@@ -11,6 +11,7 @@
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "interprobe/build_config.hpp"
+#include "report/render/document.hpp"
 
 #if INTERPROBE_HAVE_PROMETHEUS
 #include <prometheus/metric_family.h>
@@ -56,17 +57,6 @@ class FamilyTable {
   std::set<std::string> series_;
 };
 
-// A report (or part of one) its writer constructed rather than measured, as fixtures and
-// examples are: a collective sweep noted "constructed", or topology whose NVML reason says so.
-bool constructed(const report::Report& r) {
-  auto says = [](const std::string& text) { return text.find("constructed") != std::string::npos; };
-  if (r.topology && r.topology->nvml_reason && says(*r.topology->nvml_reason)) return true;
-  if (r.collective)
-    for (const auto& s : r.collective->allreduce)
-      for (const auto& n : s.notes)
-        if (says(n)) return true;
-  return false;
-}
 
 void add_info(const report::Report& r, FamilyTable& t) {
   std::map<std::string, std::string> labels{{"version", prometheus_label_value(r.tool.version)},
@@ -75,7 +65,7 @@ void add_info(const report::Report& r, FamilyTable& t) {
   bool simulated = false;
   for (const auto& [name, lib] : r.tool.libraries) simulated = simulated || lib.simulated.has_value();
   labels["simulated"] = simulated ? "true" : "false";
-  labels["constructed"] = constructed(r) ? "true" : "false";
+  labels["constructed"] = constructed_parts(r).empty() ? "false" : "true";
   if (const auto& v = r.virtualization) {
     labels["hypervisor"] = prometheus_label_value(v->hypervisor);
     labels["container"] = prometheus_label_value(v->container);
