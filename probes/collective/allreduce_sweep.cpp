@@ -83,38 +83,10 @@ std::uint64_t count_mismatches(const std::byte* actual, const std::byte* expecte
 
 double busbw_factor(int ranks) { return ranks > 0 ? 2.0 * (ranks - 1) / ranks : 0.0; }
 
+// Stored summaries follow the slowest rank, as they have since schema 1 (the renderers show the
+// mean over ranks beside it: report::summarize_points).
 report::AllreduceSummary summarize_sweep(const std::vector<report::AllreducePoint>& points) {
-  report::AllreduceSummary s;
-  std::vector<const report::AllreducePoint*> out_of_place;
-  for (const auto& p : points) {
-    s.wrong_elements_total += p.wrong_elements;
-    if (!p.in_place) out_of_place.push_back(&p);
-  }
-  if (out_of_place.empty()) {  // an in-place-only sweep: summarize that instead
-    for (const auto& p : points) out_of_place.push_back(&p);
-  }
-  if (out_of_place.empty()) return s;
-  std::sort(out_of_place.begin(), out_of_place.end(), [](auto* a, auto* b) { return a->bytes < b->bytes; });
-  s.latency_bytes = out_of_place.front()->bytes;
-  s.latency_us = out_of_place.front()->time_us;
-  double peak = 0;
-  for (auto* p : out_of_place) peak = std::max(peak, p->busbw_gbps);
-  if (!(peak > 0)) return s;  // one rank: busbw is 0 by definition, there is no plateau
-  s.peak_busbw_gbps = peak;
-  std::vector<double> plateau;
-  for (auto* p : out_of_place) {
-    if (p->busbw_gbps < 0.9 * peak) continue;
-    plateau.push_back(p->busbw_gbps);
-    if (!s.plateau_from_bytes) s.plateau_from_bytes = p->bytes;
-  }
-  s.plateau_busbw_gbps = percentile(plateau, 0.5);
-  for (auto* p : out_of_place) {
-    if (p->busbw_gbps >= 0.5 * *s.plateau_busbw_gbps) {
-      s.half_plateau_bytes = p->bytes;
-      break;
-    }
-  }
-  return s;
+  return report::summarize_points(points, report::RankAggregate::slowest);
 }
 
 void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtype dtype, report::AllreduceSweep& out,
