@@ -185,7 +185,15 @@ class CudaComputeEngine final : public ComputeEngine {
       cuda::copy_async(base + have * weight_stride_, dev_.ordinal, base, dev_.ordinal, more * weight_stride_, *stream_);
       have += more;
     }
+    // One untimed call, with no hold kernel in front: under lazy loading (the default since CUDA
+    // 12.2) cuBLASLt's kernel for this problem loads at its first launch and that load waits for
+    // the context's running kernels, so a first launch behind the spinning hold kernel would stall
+    // until the hold gives up. Then Y is poisoned again, so a timed GEMM that writes nothing still
+    // fails the check.
+    plan_->run(x_.get(), weights_.get(), y_.get(), workspace_.get(), workspace_bytes_, stream_->get());
     stream_->synchronize();
+    cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());
+    cuda::synchronize_device(dev_.ordinal);
     shape_ = shape;
     const bool past_l2 = copies * weight_stride_ > 2 * dev_.l2_bytes;
     notes_.push_back(fmt::format("{} M={} N={} K={}: cuBLASLt {}; the weight rotates across {} cop{} ({}{} twice the "

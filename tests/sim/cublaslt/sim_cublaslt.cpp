@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
 
 #include "probes/compute/cublaslt_api.hpp"
 #include "sim_config.hpp"
@@ -25,6 +26,7 @@ struct cublasLtContext {
   int (*current_device)() = nullptr;
   int (*enqueue)(cu::Stream, void (*)(void*), void*, double) = nullptr;
   std::uint64_t (*write_epoch)() = nullptr;
+  int (*lazy_load)(const char*) = nullptr;
 };
 
 namespace {
@@ -160,9 +162,10 @@ SIM_API lt::Status cublasLtCreate(lt::Handle* out) {
   h->current_device = reinterpret_cast<int (*)()>(dlsym(cuda, "interprobe_sim_current_device"));
   h->enqueue = reinterpret_cast<int (*)(cu::Stream, void (*)(void*), void*, double)>(dlsym(cuda, "interprobe_sim_enqueue"));
   h->write_epoch = reinterpret_cast<std::uint64_t (*)()>(dlsym(cuda, "interprobe_sim_write_epoch"));
+  h->lazy_load = reinterpret_cast<int (*)(const char*)>(dlsym(cuda, "interprobe_sim_lazy_load"));
   if (config) h->config = static_cast<const SimConfig*>(config());
   dlclose(cuda);  // RTLD_NOLOAD took a reference; the process keeps the library loaded
-  if (!h->config || !h->current_device || !h->enqueue || !h->write_epoch) {
+  if (!h->config || !h->current_device || !h->enqueue || !h->write_epoch || !h->lazy_load) {
     delete h;
     return lt::kNotInitialized;  // a real libcuda: this simulator cannot drive it
   }
@@ -301,6 +304,11 @@ SIM_API lt::Status cublasLtMatmul(lt::Handle h, lt::MatmulDesc op, const void* a
   if (p.status != lt::kSuccess) return p.status;
   if (algo && algo->data[kWorkspace] > 0 && (!workspace || workspace_bytes < algo->data[kWorkspace]))
     return lt::kInvalidValue;
+  // The kernel for this problem loads at its first launch in the context (lazy loading, CUDA 12.2+)
+  // and waits for the context's running kernels: behind a spinning kernel the call blocks, as on a GPU.
+  const std::string kernel = "matmul " + std::to_string(static_cast<int>(p.in)) + " " + std::to_string(p.m) + "x" +
+                             std::to_string(p.n) + "x" + std::to_string(p.k);
+  if (h->lazy_load(kernel.c_str()) != 0) return lt::kExecutionFailed;
   auto* job = new MatmulJob;
   job->a = matrix(a), job->b = matrix(b), job->c = matrix(c), job->d = matrix(d);
   job->trans_a = desc(op).trans_a, job->trans_b = desc(op).trans_b;

@@ -31,6 +31,7 @@ struct Context {
   int device = 0;
   int retains = 0;
   std::set<int> peers;  // devices whose memory this context may access directly
+  std::set<std::string> loaded_library_kernels;  // lazy loading: other libraries' kernels loaded so far
 };
 
 class Stream;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -120,6 +122,23 @@ TEST(CudaComputeSimulated, EventsTimeTheModelOfTheDescription) {
   engine->prepare_stream(0, 16u << 20);
   double pass = 2e-6 + static_cast<double>(16u << 20) / 1500e9;
   EXPECT_NEAR(engine->stream_read_s(4) / 4, pass, pass * 0.02);
+}
+
+// Issue 31 point 2 for cuBLASLt: under lazy loading (driver r535+, the H100 description's r550) the
+// first launch of a problem's kernel waits for the context's running kernels. Timed GEMMs run behind
+// the spinning hold kernel, so the first one must not be the first launch: before prepare() made an
+// untimed call, this stalled until the hold kernel's 10 s timeout and threw.
+TEST(CudaComputeSimulated, TheFirstGemmOfAProblemIsNotLoadedBehindTheHoldKernel) {
+  auto engine = engine_on("h100-sxm-8x-nvswitch.json");
+  for (GemmShape shape : {GemmShape{1, 256, 512}, GemmShape{64, 512, 256}}) {
+    engine->prepare(shape, ComputeDtype::bf16);
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_GT(engine->gemm_s(8), 0.0);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
+    // The untimed call's output was poisoned again: what the check reads is the timed calls'.
+    const auto y = engine->read_outputs({{0, 0}});
+    EXPECT_FALSE(std::isnan(y.at(0)));
+  }
 }
 
 // Issue 31 point 3: the simulated device has an L2 (the H100's 50 MiB from the table of real GPUs,
