@@ -14,7 +14,7 @@ namespace interprobe::bottleneck {
 namespace {
 
 // Dense peaks (no sparsity). Where a datasheet gives only the sparse figure it is halved, and
-// the basis says so. The host launch cost is reference.md's ≈ 3 µs per eager kernel.
+// the basis says so. The host launch cost is docs/reference.md §7's ≈ 3 µs per eager kernel.
 constexpr std::array<GpuSpec, 8> kSpecs{{
     {"h100-sxm", "NVIDIA H100 SXM5 80GB", "H100", 3350, 80, 989.4, 1978.9, 0, 3, "nvswitch-h100",
      "NVIDIA H100 datasheet (SXM5)"},
@@ -31,7 +31,7 @@ constexpr std::array<GpuSpec, 8> kSpecs{{
      "at 1/2 and 1/4 of it"},
 }};
 
-// Published all-reduce figures per interconnect (docs/bottleneck-model.md lists the sources).
+// Published all-reduce figures per interconnect (docs/reference.md §6 and §9 list the sources).
 constexpr std::array<LinkSpec, 5> kLinks{{
     {"nvswitch-h100", "NVLink 4 through NVSwitch (H100/H200 HGX)", 8, 365, true,
      "nccl-tests busbw 363-370 GB/s (ring) on 8x H100/H200; small all-reduce latency: one-shot custom all-reduce over "
