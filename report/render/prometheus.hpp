@@ -2,7 +2,7 @@
 // `--format prometheus`: a report's metrics view (report/model/metrics.hpp) in the Prometheus text
 // exposition format (0.0.4) that node_exporter's textfile collector reads. Every family is a gauge
 // with one HELP and one TYPE line, its samples together, no timestamps. Names are derived from the
-// view's paths and labels by fixed rules (README "Metrics for Prometheus" lists them):
+// view's paths and labels by fixed rules (docs/formats.md, "Metrics for Prometheus", lists them):
 //   bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps
 //     -> interprobe_bandwidth_gbps{dst="node0",engine="host",kind="memcpy",path="host/memcpy/node0->node0/x1",
 //                                  size_bytes="268435456",src="node0",threads="1"}

@@ -336,7 +336,7 @@ TEST(ReadmeExamples, JsonExamplesAreWhatTheBinaryWrites) {
     EXPECT_EQ(documented, actual) << spec << "\nthe binary writes:\n" << actual.dump(2);
     ++examples;
   }
-  EXPECT_GE(examples, 2) << "README lost its JSON examples";
+  EXPECT_GE(examples, 2) << "the docs lost their JSON examples";
 }
 
 // The finding catalogue (docs/findings.md, after <!-- finding-table -->) lists every id the schema
