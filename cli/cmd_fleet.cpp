@@ -60,7 +60,7 @@ NodeOutcome probe_this_node(const GlobalOptions& options, const ProbeSelection& 
     o.quiet = true;
     o.fail_on = "never";
     if (root) o.root = *root;
-    const auto probes = select_probes(run_probes_of(nullptr, {}, prepared), selection);
+    const auto probes = select_probes(run_probes_of(nullptr, {}, prepared, selection.max_message_bytes()), selection);
     outcome.report = run_session(o, probes, UnsupportedPolicy::record, ranking(prepared)).report;
   } catch (const InterruptedError&) {
     throw;
@@ -83,8 +83,9 @@ void print_fleet(const fleet::FleetReport& f, const GlobalOptions& o) {
 }
 
 std::string fleet_digest(const GlobalOptions& o, const ProbeSelection& s, const FleetOptions& f) {
-  return fmt::format("fleet only={} skip={} root={} roots={} fixtures={} rank_as_node={} libs={},{},{},{}",
-                     fmt::join(s.only, ","), fmt::join(s.skip, ","), o.root.value_or("-"), fmt::join(f.root_per_rank, ","),
+  return fmt::format("fleet only={} skip={} max-size={} root={} roots={} fixtures={} rank_as_node={} libs={},{},{},{}",
+                     fmt::join(s.only, ","), fmt::join(s.skip, ","), s.max_size.value_or("-"), o.root.value_or("-"),
+                     fmt::join(f.root_per_rank, ","),
                      fmt::join(f.node_report_per_rank, ","), f.rank_as_node, o.nvml_lib.value_or("-"),
                      o.nccl_lib.value_or("-"), o.cublaslt_lib.value_or("-"), o.cuda_lib.value_or("-"));
 }
@@ -92,6 +93,7 @@ std::string fleet_digest(const GlobalOptions& o, const ProbeSelection& s, const 
 FleetPlan plan_of(const GlobalOptions& o, const ProbeSelection& s, const FleetOptions& f) {
   FleetPlan plan;
   plan.rank_as_node = f.rank_as_node;
+  plan.max_message_bytes = s.max_message_bytes();
   auto listed = [](const std::vector<std::string>& names) {
     return std::find(names.begin(), names.end(), "collective") != names.end();
   };

@@ -15,7 +15,9 @@
 #include "probes/collective/mpi_world.hpp"
 #include "probes/compute/compute_probe.hpp"
 #include "common/errors.hpp"
+#include "common/size_plan.hpp"
 #include "common/text.hpp"
+#include "common/units.hpp"
 #include "probes/host/system_probe.hpp"
 #include "probes/telemetry/telemetry_probe.hpp"
 #include "probes/topology/topology_probe.hpp"
@@ -34,7 +36,8 @@ std::vector<std::unique_ptr<Probe>> inventory_probes() {
 
 // What the machine does: timed measurements.
 std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mpi_world, const std::string& mpi_absent,
-                                                       std::shared_ptr<const PreparedWorkloads> workloads) {
+                                                       std::shared_ptr<const PreparedWorkloads> workloads,
+                                                       std::uint64_t max_message_bytes) {
   std::vector<std::unique_ptr<Probe>> probes;
   // Two seconds of NVML counters before anything is measured: a GPU that is not idle here is
   // shared with another workload, and every number after it is suspect. Without NVML the probe
@@ -43,8 +46,10 @@ std::vector<std::unique_ptr<Probe>> measurement_probes(collective::RankGroup* mp
   baseline.duration_s = 2;
   baseline.window_s = 2;
   probes.push_back(make_telemetry_probe(baseline));
-  probes.push_back(make_bandwidth_probe(bandwidth_plan(report::BandwidthPlan::quick)));
-  probes.push_back(collective::make_run_collective_probe(mpi_world, mpi_absent));
+  BandwidthRequest copies = bandwidth_plan(report::BandwidthPlan::quick);
+  copies.sweep.sizes = sizes_up_to(copies.sweep.sizes, max_message_bytes);
+  probes.push_back(make_bandwidth_probe(copies));
+  probes.push_back(collective::make_run_collective_probe(mpi_world, mpi_absent, max_message_bytes));
   if (workloads) probes.push_back(make_workload_compute_probe(std::move(workloads)));
   else probes.push_back(make_compute_probe(compute_plan(report::ComputePlan::quick)));
   return probes;
@@ -88,6 +93,14 @@ std::vector<std::unique_ptr<Probe>> select_probes(std::vector<std::unique_ptr<Pr
   return all;
 }
 
+std::uint64_t ProbeSelection::max_message_bytes() const {
+  if (!max_size) return 0;
+  const std::uint64_t bytes = parse_size_bytes(*max_size, "--max-size");
+  // Below 1 MiB a copy sweep has no plateau and every bandwidth figure would be latency.
+  if (bytes < (1u << 20)) throw InputError(fmt::format("--max-size {}: give at least 1M", *max_size));
+  return bytes;
+}
+
 void add_probe_selection_options(CLI::App* app, ProbeSelection& selection) {
   app->add_option("--only", selection.only, "Run only these probes (system, topology, virtualization, telemetry, bandwidth, collective, compute)")
       ->delimiter(',')
@@ -95,12 +108,17 @@ void add_probe_selection_options(CLI::App* app, ProbeSelection& selection) {
   app->add_option("--skip", selection.skip, "Leave these probes out; the report lists them as skipped")
       ->delimiter(',')
       ->type_name("NAME,...");
+  app->add_option("--max-size", selection.max_size,
+                  "Largest message of the copy and collective sweeps (K/M/G suffixes, at least 1M; default 256M copies, "
+                  "128M NCCL, 64M MPI)")
+      ->type_name("SIZE");
 }
 
 std::vector<std::unique_ptr<Probe>> run_probes_of(collective::RankGroup* world, const std::string& absent,
-                                                  std::shared_ptr<const PreparedWorkloads> workloads) {
+                                                  std::shared_ptr<const PreparedWorkloads> workloads,
+                                                  std::uint64_t max_message_bytes) {
   auto probes = inventory_probes();
-  for (auto& p : measurement_probes(world, absent, std::move(workloads))) probes.push_back(std::move(p));
+  for (auto& p : measurement_probes(world, absent, std::move(workloads), max_message_bytes)) probes.push_back(std::move(p));
   return probes;
 }
 
@@ -126,8 +144,9 @@ RunWorld start_run_world() {
 
 // Everything that decides what the ranks do, compared before the first collective.
 std::string run_digest(const GlobalOptions& o, const ProbeSelection& selection) {
-  return fmt::format("run only={} skip={} root={} output={} json={} format={} quiet={} verbose={} libs={},{},{},{}",
-                     fmt::join(selection.only, ","), fmt::join(selection.skip, ","), o.root.value_or("-"),
+  return fmt::format("run only={} skip={} max-size={} root={} output={} json={} format={} quiet={} verbose={} libs={},{},{},{}",
+                     fmt::join(selection.only, ","), fmt::join(selection.skip, ","), selection.max_size.value_or("-"),
+                     o.root.value_or("-"),
                      o.output.value_or("-"), o.json, o.format, o.quiet, o.verbose, o.nvml_lib.value_or("-"),
                      o.nccl_lib.value_or("-"), o.cublaslt_lib.value_or("-"), o.cuda_lib.value_or("-"));
 }
@@ -163,8 +182,9 @@ namespace {
 
 int execute_run(const GlobalOptions& options, const ProbeSelection& selection, const WorkloadOptions& workloads) {
   auto prepared = std::make_shared<PreparedWorkloads>(prepare_workloads(workloads));  // bad models: exit 2 first
-  const auto all_probes = [prepared](collective::RankGroup* world, const std::string& absent) {
-    return run_probes_of(world, absent, prepared);
+  const std::uint64_t max_message_bytes = selection.max_message_bytes();  // malformed: exit 2 before MPI starts
+  const auto all_probes = [prepared, max_message_bytes](collective::RankGroup* world, const std::string& absent) {
+    return run_probes_of(world, absent, prepared, max_message_bytes);
   };
   select_probes(all_probes(nullptr, {}), selection);  // bad --only/--skip: exit 2 on every rank, before MPI starts
   auto rank_after = ranking(prepared);
@@ -191,7 +211,7 @@ int execute_run(const GlobalOptions& options, const ProbeSelection& selection, c
     silence_stdout();
     int code = kExitInternal;
     try {
-      code = collective::follow_run_ranks(world);
+      code = collective::follow_run_ranks(world, max_message_bytes);
     } catch (const std::exception& e) {
       std::cerr << "interprobe: error on rank " << world.process_rank() << ": " << printable(e.what()) << "\n";
       collective::finish_mpi(false, kExitInternal);

@@ -105,7 +105,7 @@ double seconds_of(const std::optional<Blob>& b) {
 // per rank when every rank can start it (make_nccl_backend agrees on that across the ranks and
 // throws UnsupportedError on all of them alike). A failure on one rank only would leave the
 // others inside a collective: the job ends instead.
-void measure_allreduce(collective::RankGroup& world, fleet::FleetCollective& out) {
+void measure_allreduce(collective::RankGroup& world, std::uint64_t max_message_bytes, fleet::FleetCollective& out) {
   HostRoot live;
   const RecordedCpuid cpuid = RecordedCpuid::unknown("not read: the fleet's all-reduce reads no CPUID");
   ProbeContext ctx{live, cpuid, Progress::disabled()};
@@ -125,8 +125,8 @@ void measure_allreduce(collective::RankGroup& world, fleet::FleetCollective& out
     }
     return std::string();
   };
-  const std::string no_mpi = sweep(report::AllreduceBackend::mpi, collective::run_mpi_plan());
-  const std::string no_nccl = sweep(report::AllreduceBackend::nccl, collective::run_plan());
+  const std::string no_mpi = sweep(report::AllreduceBackend::mpi, collective::run_mpi_plan(max_message_bytes));
+  const std::string no_nccl = sweep(report::AllreduceBackend::nccl, collective::run_plan(max_message_bytes));
   if (world.process_rank() != 0) return;
   out.section = scratch.collective;
   if (!out.section) out.reason = no_mpi.empty() ? "the sweeps recorded nothing" : no_mpi;
@@ -188,7 +188,7 @@ std::optional<fleet::FleetReport> gather_fleet(collective::RankGroup& world, con
   Stopwatch sweeping;
   if (world.process_count() < 2) fleet.collective.reason = "one rank: an all-reduce across the fleet needs two or more";
   else if (!plan.measure_allreduce) fleet.collective.reason = plan.no_allreduce_reason;
-  else measure_allreduce(world, fleet.collective);
+  else measure_allreduce(world, plan.max_message_bytes, fleet.collective);
   fleet.timing.cross_node_allreduce_s = sweeping.elapsed_s();
   if (!first) return std::nullopt;
 

@@ -24,6 +24,7 @@ struct FleetPlan {
   bool rank_as_node = false;        // testing: every rank is a node of its own
   bool measure_allreduce = true;    // false: `reason` says why the cross-node sweep is left out
   std::string no_allreduce_reason;
+  std::uint64_t max_message_bytes = 0;  // --max-size: the cross-node sweeps end there (0: run's plans)
 };
 
 // Every rank calls this with the same plan; `probe_node` runs on one rank per node (the lowest),

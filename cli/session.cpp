@@ -235,6 +235,61 @@ int fail_on_exit_code(const report::Report& report, const GlobalOptions& o) {
   return kExitCheckFailed;
 }
 
+namespace {
+
+// The CPUID source: a malformed cpuid.txt costs one signal family, not the run. The
+// virtualization probe records this origin as a warning in its evidence and decides from the
+// other families; `error` is still an input error: reported, exit 2, after the report is out.
+struct SessionCpuid {
+  std::unique_ptr<CpuidSource> source;
+  std::optional<std::string> error;
+};
+
+SessionCpuid open_cpuid(const HostRoot& root) {
+  try {
+    return {make_cpuid_source(root), std::nullopt};
+  } catch (const RootEscapeError&) {
+    throw;  // a hostile tree stays fatal
+  } catch (const InputError& e) {
+    return {std::make_unique<RecordedCpuid>(RecordedCpuid::unknown(std::string("warning: ") + e.what())), e.what()};
+  }
+}
+
+// What the report holds so far, saved beside -o after each probe. A failed save is said once;
+// measuring goes on and the final write says whether the report could be kept.
+std::function<void(const report::Report&)> partial_saver(const std::optional<std::string>& output) {
+  auto failed = std::make_shared<bool>(false);
+  return [output, failed](const report::Report& partial) {
+    if (!output || *failed) return;
+    try {
+      write_output_file(report::partial_report_path(*output), report::to_json_text(partial), "-o (partial save)",
+                        ExistingOutput::replace_regular);
+    } catch (const InputError& e) {
+      *failed = true;
+      std::cerr << "interprobe: warning: " << printable(e.what()) << "; measuring goes on\n";
+    }
+  };
+}
+
+// The exit code of the probes' outcome (before --fail-on), and the line that says why.
+int outcome_exit_code(const RunOutcome& outcome, const std::optional<std::string>& cpuid_error, UnsupportedPolicy policy,
+                      std::size_t probe_count, const report::Report& r, std::string& failure) {
+  if (outcome.interrupted) return kExitInterrupted;
+  if (outcome.input_error || cpuid_error) {
+    failure = "interprobe: error: " + printable(outcome.input_error ? *outcome.input_error : *cpuid_error) + "\n";
+    return kExitUsage;
+  }
+  if (policy == UnsupportedPolicy::exit_code_4 && probe_count == 1 && !r.probes.empty() &&
+      r.probes.front().status == report::ProbeStatus::unsupported) {
+    failure = fmt::format("interprobe: {} cannot run here: {}\n", r.probes.front().name,
+                          printable(r.probes.front().reason.value_or("")));
+    return kExitUnsupported;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_ptr<Probe>>& probes,
                           UnsupportedPolicy policy, const std::function<void(report::Report&)>& after_probes) {
   Stopwatch clock;
@@ -251,18 +306,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   }
   const OpenedRoot& opened = *opened_root;
   const HostRoot& root = opened.root;
-  std::unique_ptr<CpuidSource> cpuid;
-  std::optional<std::string> cpuid_error;
-  try {
-    cpuid = make_cpuid_source(root);
-  } catch (const RootEscapeError&) {
-    throw;  // a hostile tree stays fatal
-  } catch (const InputError& e) {
-    // A malformed cpuid.txt costs one signal family, not the run: the virtualization probe
-    // records this origin as a warning in its evidence and decides from the other families.
-    cpuid = std::make_unique<RecordedCpuid>(RecordedCpuid::unknown(std::string("warning: ") + e.what()));
-    cpuid_error = e.what();  // still an input error: reported, exit 2, after the report is out
-  }
+  SessionCpuid cpuid = open_cpuid(root);
 
   SessionResult result;
   report::Report& r = result.report;
@@ -275,21 +319,9 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   Progress progress = Progress::for_terminal(o.quiet);
   // Started by the first probe that measures a GPU; stopped when the session ends.
   telemetry::MeasurementRecorder recorder;
-  ProbeContext ctx{root, *cpuid, progress};
+  ProbeContext ctx{root, *cpuid.source, progress};
   if (root.is_live()) ctx.windows = &recorder;
-  bool checkpoint_failed = false;
-  auto checkpoint = [&](const report::Report& partial) {
-    if (!o.output || checkpoint_failed) return;
-    try {
-      write_output_file(report::partial_report_path(*o.output), report::to_json_text(partial), "-o (partial save)",
-                        ExistingOutput::replace_regular);
-    } catch (const InputError& e) {
-      // Measuring goes on; the final write says whether the report could be kept.
-      checkpoint_failed = true;
-      std::cerr << "interprobe: warning: " << printable(e.what()) << "; measuring goes on\n";
-    }
-  };
-  RunOutcome outcome = run_probes(probes, ctx, r, checkpoint);
+  RunOutcome outcome = run_probes(probes, ctx, r, partial_saver(o.output));
   r.tool = tool_info(o.verbose, root.is_live());  // again: now with the libraries the probes opened
   if (after_probes && !outcome.interrupted) {
     try {
@@ -304,16 +336,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   if (o.report_on_stdout) print_report(r, o);
 
   std::string failure;
-  if (outcome.interrupted) {
-    result.exit_code = kExitInterrupted;
-  } else if (outcome.input_error || cpuid_error) {
-    failure = "interprobe: error: " + printable(outcome.input_error ? *outcome.input_error : *cpuid_error) + "\n";
-    result.exit_code = kExitUsage;
-  } else if (policy == UnsupportedPolicy::exit_code_4 && probes.size() == 1 && !r.probes.empty() &&
-             r.probes.front().status == report::ProbeStatus::unsupported) {
-    failure = fmt::format("interprobe: {} cannot run here: {}\n", r.probes.front().name, printable(r.probes.front().reason.value_or("")));
-    result.exit_code = kExitUnsupported;
-  }
+  result.exit_code = outcome_exit_code(outcome, cpuid.error, policy, probes.size(), r, failure);
   std::cerr << failure;
   if (outcome.interrupted && !o.quiet) std::cerr << "interprobe: interrupted; the report keeps what was measured\n";
   if (o.output) save_report(r, *o.output, result.exit_code == kExitOk || result.exit_code == kExitInterrupted);

@@ -146,7 +146,7 @@ report::BottleneckSection rank_workloads(const report::Report& r, PreparedWorklo
     section.workloads[i].layouts = bottleneck::layout_what_if(r, fitting[i], p.analyze);
   for (auto& w : unfit) section.workloads.push_back(std::move(w));
   if (r.telemetry)
-    for (auto& w : section.workloads) w.observed = bottleneck::tie_telemetry(*r.telemetry, w);
+    for (auto& w : section.workloads) bottleneck::join_telemetry(*r.telemetry, w);
   return section;
 }
 

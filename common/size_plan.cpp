@@ -51,4 +51,14 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text, std::string_vi
   return sizes;
 }
 
+std::vector<std::uint64_t> sizes_up_to(std::vector<std::uint64_t> sizes, std::uint64_t max_bytes, std::string_view option) {
+  if (max_bytes == 0 || sizes.empty() || sizes.back() <= max_bytes) return sizes;
+  if (max_bytes < sizes.front())
+    throw InputError(fmt::format("{} {} is below the smallest size of the sweep ({}); give at least {}", option,
+                                 format_bytes(max_bytes), format_bytes(sizes.front()), format_bytes(sizes.front())));
+  std::erase_if(sizes, [max_bytes](std::uint64_t size) { return size > max_bytes; });
+  if (sizes.back() != max_bytes) sizes.push_back(max_bytes);
+  return sizes;
+}
+
 }  // namespace interprobe

@@ -21,4 +21,10 @@ std::vector<std::uint64_t> geometric_sizes(std::uint64_t min_bytes, std::uint64_
 // entry ("8,,16"), 0 or an unknown suffix is an InputError naming `option`.
 std::vector<std::uint64_t> parse_size_list(std::string_view text, std::string_view option = "--sizes");
 
+// A planned sweep cut at `max_bytes` (0: unchanged): the sizes at or below it, and `max_bytes`
+// itself last when the plan went past it. A cap below the plan's smallest size is an InputError
+// naming `option`.
+std::vector<std::uint64_t> sizes_up_to(std::vector<std::uint64_t> sizes, std::uint64_t max_bytes,
+                                       std::string_view option = "--max-size");
+
 }  // namespace interprobe

@@ -27,7 +27,7 @@ def fail(message):
 
 
 REQUIRED = ("id", "source", "hardware", "gpu_key", "gpus", "tp", "ep", "dtype", "engine", "engine_version", "batch",
-            "input_tokens", "output_tokens", "spec_decode", "published_ms", "context_tokens", "context_basis", "config")
+            "input_tokens", "output_tokens", "spec_decode", "published_ms", "context_tokens", "context_basis", "config", "cuda_graphs")
 
 
 def read_cases(path):
@@ -45,6 +45,8 @@ def read_cases(path):
             ok = False
         if not ok:
             fail(f"{path}: case {n} ({case['id']}): published_ms, batch and tp must be positive numbers")
+        if case["cuda_graphs"] not in ("on", "off"):
+            fail(f"{path}: case {n} ({case['id']}): cuda_graphs must be on or off, not '{case['cuda_graphs']}'")
     return cases
 
 
@@ -52,6 +54,8 @@ def assume_arg(case):
     parts = ["gpu=" + case["gpu_key"], "engine=" + engine_key(case["engine"])]
     if case["gpu_key"] in LINKS:
         parts.append("link=" + LINKS[case["gpu_key"]])
+    if case["cuda_graphs"] == "off":
+        parts.append("graphs=off")
     return ",".join(parts)
 
 

@@ -83,38 +83,10 @@ std::uint64_t count_mismatches(const std::byte* actual, const std::byte* expecte
 
 double busbw_factor(int ranks) { return ranks > 0 ? 2.0 * (ranks - 1) / ranks : 0.0; }
 
+// Stored summaries follow the slowest rank, as they have since schema 1 (the renderers show the
+// mean over ranks beside it: report::summarize_points).
 report::AllreduceSummary summarize_sweep(const std::vector<report::AllreducePoint>& points) {
-  report::AllreduceSummary s;
-  std::vector<const report::AllreducePoint*> out_of_place;
-  for (const auto& p : points) {
-    s.wrong_elements_total += p.wrong_elements;
-    if (!p.in_place) out_of_place.push_back(&p);
-  }
-  if (out_of_place.empty()) {  // an in-place-only sweep: summarize that instead
-    for (const auto& p : points) out_of_place.push_back(&p);
-  }
-  if (out_of_place.empty()) return s;
-  std::sort(out_of_place.begin(), out_of_place.end(), [](auto* a, auto* b) { return a->bytes < b->bytes; });
-  s.latency_bytes = out_of_place.front()->bytes;
-  s.latency_us = out_of_place.front()->time_us;
-  double peak = 0;
-  for (auto* p : out_of_place) peak = std::max(peak, p->busbw_gbps);
-  if (!(peak > 0)) return s;  // one rank: busbw is 0 by definition, there is no plateau
-  s.peak_busbw_gbps = peak;
-  std::vector<double> plateau;
-  for (auto* p : out_of_place) {
-    if (p->busbw_gbps < 0.9 * peak) continue;
-    plateau.push_back(p->busbw_gbps);
-    if (!s.plateau_from_bytes) s.plateau_from_bytes = p->bytes;
-  }
-  s.plateau_busbw_gbps = percentile(plateau, 0.5);
-  for (auto* p : out_of_place) {
-    if (p->busbw_gbps >= 0.5 * *s.plateau_busbw_gbps) {
-      s.half_plateau_bytes = p->bytes;
-      break;
-    }
-  }
-  return s;
+  return report::summarize_points(points, report::RankAggregate::slowest);
 }
 
 void run_allreduce_sweep(CollectiveBackend& backend, const SweepPlan& plan, Dtype dtype, report::AllreduceSweep& out,
@@ -168,133 +140,177 @@ std::function<std::uint64_t()> prepare_check(CollectiveBackend& backend, report:
 
 }  // namespace
 
-void run_collective_sweep(CollectiveBackend& backend, const SweepPlan& plan, report::CollectiveOp op, Dtype dtype,
-                          report::AllreduceSweep& out, const SweepObserver& observer) {
-  const int ranks = backend.ranks();
-  const std::size_t width = element_bytes(dtype);
-  std::vector<std::uint64_t> counts;  // per rank, nccl-tests' count column
-  for (auto size : plan.sizes_bytes) {
-    const std::uint64_t count = op_count(op, size, dtype, ranks);
-    if (counts.empty() || counts.back() != count) counts.push_back(count);  // sizes below n elements collapse
+namespace {
+
+// One sweep of one collective in one element type: the sizes it times, the warm-up that sets
+// each size's iterations, then each size out of place and in place. Every decision that changes
+// how many calls a rank makes uses figures agreed over the ranks (the slowest rank's).
+class CollectiveSweepRun {
+ public:
+  CollectiveSweepRun(CollectiveBackend& backend, const SweepPlan& plan, report::CollectiveOp op, Dtype dtype,
+                     const SweepObserver& observer)
+      : backend_(backend), plan_(plan), op_(op), dtype_(dtype), observer_(observer), ranks_(backend.ranks()),
+        factor_(busbw_factor(op, ranks_)) {
+    for (auto size : plan.sizes_bytes) {
+      const std::uint64_t count = op_count(op, size, dtype, ranks_);
+      if (counts_.empty() || counts_.back() != count) counts_.push_back(count);  // sizes below n elements collapse
+    }
+    for (auto count : counts_)
+      max_bytes_ = std::max<std::size_t>(
+          max_bytes_, std::max(send_elements(op, count, ranks_), recv_elements(op, count, ranks_)) * element_bytes(dtype));
   }
-  std::size_t max_bytes = 0;
-  for (auto count : counts)
-    max_bytes = std::max<std::size_t>(max_bytes, std::max(send_elements(op, count, ranks), recv_elements(op, count, ranks)) * width);
-  backend.allocate(max_bytes);
-  auto deadline_for_size = [&] {
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(plan.timeout_s));
-  };
-  auto say = [&](const std::string& line) {
-    if (observer.progress) observer.progress(line);
-  };
-  auto size_of = [&](std::uint64_t count) { return algbw_bytes(op, count, dtype, ranks); };
+
+  void run(report::AllreduceSweep& out) {
+    backend_.allocate(max_bytes_);
+    const std::vector<double> warm_us = warm_up();
+    staging_.resize(max_bytes_);
+    expected_.resize(max_bytes_);
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      for (bool in_place : {false, true}) {
+        if ((in_place && !plan_.in_place) || (!in_place && !plan_.out_of_place)) continue;
+        if (in_place && !has_in_place(op_)) continue;
+        out.points.push_back(measure(counts_[i], in_place, warm_us[i]));
+        out.summary = summarize_sweep(out.points);
+        if (observer_.point_added) observer_.point_added();
+      }
+    }
+    out.summary = summarize_sweep(out.points);
+  }
+
+ private:
+  Clock::time_point deadline_for_size() const {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(plan_.timeout_s));
+  }
+  void say(const std::string& line) const {
+    if (observer_.progress) observer_.progress(line);
+  }
+  std::uint64_t size_of(std::uint64_t count) const { return algbw_bytes(op_, count, dtype_, ranks_); }
 
   // Warm-up over every size first (connections, caches, clocks). Its times let slow sizes get
   // fewer iterations; every decision uses the slowest rank's time, so all ranks make the same
   // number of calls. The warm-up of a size spends at most a quarter of the budget.
-  std::vector<double> warm_us(counts.size(), 0.0);
-  say(fmt::format("{} connecting", to_string(dtype)));
-  backend.log_choices(true);  // the untimed connection and warm-up record what the library chose
-  backend.start(op, counts.front(), dtype, false);  // the first call sets up connections: not a size's time
-  backend.synchronize(deadline_for_size(), size_of(counts.front()));
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    throw_if_interrupted();
-    const std::uint64_t bytes = size_of(counts[i]);
-    say(fmt::format("{} warm-up {}", to_string(dtype), format_size_label(bytes)));
-    const auto deadline = deadline_for_size();
-    Stopwatch first_clock;
-    backend.start(op, counts[i], dtype, false);
-    backend.synchronize(deadline, bytes);
-    std::vector<double> first_us = {first_clock.elapsed_us()};
-    backend.group().max_over_processes(first_us);
-    int more = std::max(0, plan.warmup_iterations - 1);
-    if (plan.budget_s > 0 && first_us[0] > 0)
-      more = static_cast<int>(std::min<double>(more, std::floor(plan.budget_s * 0.25e6 / first_us[0])));
-    Stopwatch clock;
-    for (int w = 0; w < more; ++w) backend.start(op, counts[i], dtype, false);
-    backend.synchronize(deadline, bytes);
-    warm_us[i] = more > 0 ? clock.elapsed_us() / more : first_us[0];
-  }
-  backend.group().max_over_processes(warm_us);
-  backend.log_choices(false);
-  std::vector<std::byte> staging(max_bytes), expected(max_bytes);
-  std::uint32_t salt = 1;
-  const double factor = busbw_factor(op, ranks);
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    const std::uint64_t count = counts[i];
-    const std::uint64_t bytes = size_of(count);
-    for (bool in_place : {false, true}) {
-      if ((in_place && !plan.in_place) || (!in_place && !plan.out_of_place)) continue;
-      if (in_place && !has_in_place(op)) continue;
+  std::vector<double> warm_up() {
+    std::vector<double> warm_us(counts_.size(), 0.0);
+    say(fmt::format("{} connecting", to_string(dtype_)));
+    backend_.log_choices(true);  // the untimed connection and warm-up record what the library chose
+    backend_.start(op_, counts_.front(), dtype_, false);  // the first call sets up connections: not a size's time
+    backend_.synchronize(deadline_for_size(), size_of(counts_.front()));
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
       throw_if_interrupted();
-      say(fmt::format("{} {} {}", to_string(dtype), format_size_label(bytes), in_place ? "in-place" : "out-of-place"));
+      const std::uint64_t bytes = size_of(counts_[i]);
+      say(fmt::format("{} warm-up {}", to_string(dtype_), format_size_label(bytes)));
       const auto deadline = deadline_for_size();
-      ++salt;
-      // The check: fresh inputs, the output poisoned, compare with the exact result. Out of place
-      // the timed calls leave the inputs alone, so their last result is checked; in place each
-      // one works on the previous result, so one call on fresh inputs is checked first.
-      auto check = prepare_check(backend, op, count, dtype, in_place, salt, staging, expected);
-      std::uint64_t wrong = 0;
-      if (in_place) {
-        backend.start(op, count, dtype, true);
-        backend.synchronize(deadline, bytes);
-        wrong = check();
-      }
-
-      int iterations = plan.iterations;
-      if (plan.budget_s > 0 && warm_us[i] > 0) {
-        const double fit = plan.budget_s * 1e6 / (warm_us[i] * plan.samples);
-        iterations = static_cast<int>(std::clamp(std::floor(fit), 1.0, static_cast<double>(plan.iterations)));
-      }
-      // Samples until --samples, or past the budget after two: whether to go on is agreed
-      // (slowest rank's elapsed time) so every rank takes as many.
-      std::vector<double> sample_us;
-      Stopwatch size_clock;
-      SpanLog span;
-      span.begin();
-      for (int s = 0; s < plan.samples; ++s) {
-        throw_if_interrupted();
-        backend.group().barrier();
-        Stopwatch clock;
-        for (int it = 0; it < iterations; ++it) backend.start(op, count, dtype, in_place);
-        backend.synchronize(deadline, bytes);
-        sample_us.push_back(clock.elapsed_us() / iterations);
-        if (plan.budget_s > 0 && s >= 1 && s + 1 < plan.samples) {
-          std::vector<double> elapsed_s = {size_clock.elapsed_s()};
-          backend.group().max_over_processes(elapsed_s);
-          if (elapsed_s[0] >= plan.budget_s) break;
-        }
-      }
-      span.end();
-      if (!in_place) wrong = check();
-      std::vector<double> mean_us = sample_us;
-      backend.group().mean_over_processes(mean_us);
-      backend.group().max_over_processes(sample_us);
-      const SampleStats stats = summarize(sample_us);
-      const double mean_median_us = summarize(mean_us).median;
-
-      report::AllreducePoint p;
-      p.bytes = static_cast<std::int64_t>(bytes);
-      p.elements_per_rank = static_cast<std::int64_t>(count);
-      p.dtype = dtype;
-      p.in_place = in_place;
-      p.iterations = iterations;
-      p.samples = static_cast<std::int64_t>(stats.samples);
-      p.time_us = stats.median;
-      p.min_us = stats.min;
-      p.max_us = stats.max;
-      p.algbw_gbps = stats.median > 0 ? static_cast<double>(bytes) / (stats.median * 1e3) : 0;
-      p.busbw_gbps = p.algbw_gbps * factor;
-      p.rank_mean_time_us = mean_median_us;
-      p.rank_mean_busbw_gbps = mean_median_us > 0 ? static_cast<double>(bytes) / (mean_median_us * 1e3) * factor : 0;
-      p.wrong_elements = static_cast<std::int64_t>(wrong);
-      p.telemetry = summarize_spans(observer.windows, span);
-      out.points.push_back(p);
-      out.summary = summarize_sweep(out.points);
-      if (observer.point_added) observer.point_added();
+      Stopwatch first_clock;
+      backend_.start(op_, counts_[i], dtype_, false);
+      backend_.synchronize(deadline, bytes);
+      std::vector<double> first_us = {first_clock.elapsed_us()};
+      backend_.group().max_over_processes(first_us);
+      int more = std::max(0, plan_.warmup_iterations - 1);
+      if (plan_.budget_s > 0 && first_us[0] > 0)
+        more = static_cast<int>(std::min<double>(more, std::floor(plan_.budget_s * 0.25e6 / first_us[0])));
+      Stopwatch clock;
+      for (int w = 0; w < more; ++w) backend_.start(op_, counts_[i], dtype_, false);
+      backend_.synchronize(deadline, bytes);
+      warm_us[i] = more > 0 ? clock.elapsed_us() / more : first_us[0];
     }
+    backend_.group().max_over_processes(warm_us);
+    backend_.log_choices(false);
+    return warm_us;
   }
-  out.summary = summarize_sweep(out.points);
+
+  int iterations_for(double warm_us) const {
+    if (!(plan_.budget_s > 0 && warm_us > 0)) return plan_.iterations;
+    const double fit = plan_.budget_s * 1e6 / (warm_us * plan_.samples);
+    return static_cast<int>(std::clamp(std::floor(fit), 1.0, static_cast<double>(plan_.iterations)));
+  }
+
+  // Samples until --samples, or past the budget after two: whether to go on is agreed (slowest
+  // rank's elapsed time) so every rank takes as many. Per-call microseconds of each sample.
+  std::vector<double> timed_samples(std::uint64_t count, bool in_place, int iterations, Clock::time_point deadline) {
+    const std::uint64_t bytes = size_of(count);
+    std::vector<double> sample_us;
+    Stopwatch size_clock;
+    for (int s = 0; s < plan_.samples; ++s) {
+      throw_if_interrupted();
+      backend_.group().barrier();
+      Stopwatch clock;
+      for (int it = 0; it < iterations; ++it) backend_.start(op_, count, dtype_, in_place);
+      backend_.synchronize(deadline, bytes);
+      sample_us.push_back(clock.elapsed_us() / iterations);
+      if (plan_.budget_s > 0 && s >= 1 && s + 1 < plan_.samples) {
+        std::vector<double> elapsed_s = {size_clock.elapsed_s()};
+        backend_.group().max_over_processes(elapsed_s);
+        if (elapsed_s[0] >= plan_.budget_s) break;
+      }
+    }
+    return sample_us;
+  }
+
+  report::AllreducePoint measure(std::uint64_t count, bool in_place, double warm_us) {
+    const std::uint64_t bytes = size_of(count);
+    throw_if_interrupted();
+    say(fmt::format("{} {} {}", to_string(dtype_), format_size_label(bytes), in_place ? "in-place" : "out-of-place"));
+    const auto deadline = deadline_for_size();
+    ++salt_;
+    // The check: fresh inputs, the output poisoned, compare with the exact result. Out of place
+    // the timed calls leave the inputs alone, so their last result is checked; in place each
+    // one works on the previous result, so one call on fresh inputs is checked first.
+    auto check = prepare_check(backend_, op_, count, dtype_, in_place, salt_, staging_, expected_);
+    std::uint64_t wrong = 0;
+    if (in_place) {
+      backend_.start(op_, count, dtype_, true);
+      backend_.synchronize(deadline, bytes);
+      wrong = check();
+    }
+    const int iterations = iterations_for(warm_us);
+    SpanLog span;
+    span.begin();
+    std::vector<double> sample_us = timed_samples(count, in_place, iterations, deadline);
+    span.end();
+    if (!in_place) wrong = check();
+    std::vector<double> mean_us = sample_us;
+    backend_.group().mean_over_processes(mean_us);
+    backend_.group().max_over_processes(sample_us);
+    const SampleStats stats = summarize(sample_us);
+    const double mean_median_us = summarize(mean_us).median;
+
+    report::AllreducePoint p;
+    p.bytes = static_cast<std::int64_t>(bytes);
+    p.elements_per_rank = static_cast<std::int64_t>(count);
+    p.dtype = dtype_;
+    p.in_place = in_place;
+    p.iterations = iterations;
+    p.samples = static_cast<std::int64_t>(stats.samples);
+    p.time_us = stats.median;
+    p.min_us = stats.min;
+    p.max_us = stats.max;
+    p.algbw_gbps = stats.median > 0 ? static_cast<double>(bytes) / (stats.median * 1e3) : 0;
+    p.busbw_gbps = p.algbw_gbps * factor_;
+    p.rank_mean_time_us = mean_median_us;
+    p.rank_mean_busbw_gbps = mean_median_us > 0 ? static_cast<double>(bytes) / (mean_median_us * 1e3) * factor_ : 0;
+    p.wrong_elements = static_cast<std::int64_t>(wrong);
+    p.telemetry = summarize_spans(observer_.windows, span);
+    return p;
+  }
+
+  CollectiveBackend& backend_;
+  const SweepPlan& plan_;
+  const report::CollectiveOp op_;
+  const Dtype dtype_;
+  const SweepObserver& observer_;
+  const int ranks_;
+  const double factor_;
+  std::vector<std::uint64_t> counts_;  // per rank, nccl-tests' count column
+  std::size_t max_bytes_ = 0;
+  std::vector<std::byte> staging_, expected_;
+  std::uint32_t salt_ = 1;
+};
+
+}  // namespace
+
+void run_collective_sweep(CollectiveBackend& backend, const SweepPlan& plan, report::CollectiveOp op, Dtype dtype,
+                          report::AllreduceSweep& out, const SweepObserver& observer) {
+  CollectiveSweepRun(backend, plan, op, dtype, observer).run(out);
 }
 
 }  // namespace interprobe::collective

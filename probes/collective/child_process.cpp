@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/interrupt.hpp"
+
 extern char** environ;
 
 namespace interprobe::collective {
@@ -52,7 +54,14 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   char buffer[65536];
+  bool interrupt_passed_on = false;
   for (;;) {
+    // Ctrl-C reaches a child in the terminal's process group, `kill -INT` of this process alone
+    // does not: pass it on once, so the child stops at its next check and writes what it measured.
+    if (!interrupt_passed_on && interrupt_requested()) {
+      ::kill(pid, SIGINT);
+      interrupt_passed_on = true;
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;

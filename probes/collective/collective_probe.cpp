@@ -14,6 +14,7 @@
 #include "common/dynlib.hpp"
 #include "common/errors.hpp"
 #include "common/host_root.hpp"
+#include "common/interrupt.hpp"
 #include "common/progress.hpp"
 #include "report/model/json.hpp"
 
@@ -65,6 +66,7 @@ class AllreduceProbe final : public Probe {
                      command_name());
     if (!report.collective) report.collective.emplace();
     for (AllreduceVariant variant : request_.variants) {
+      throw_if_interrupted();  // a variant in a child would otherwise start after Ctrl-C and run to its end
       const auto& applied = nccl_variant_of_this_process();
       if (nccl && applied && *applied != variant) run_in_child(variant, *report.collective);
       else run_here(ctx, variant, *report.collective);

@@ -37,17 +37,19 @@ std::unique_ptr<Probe> make_allreduce_probe(CollectiveRequest request, RankGroup
 // run_plan(); and, when `mpi_world` spans two or more processes (`mpirun -np N interprobe run`,
 // this probe on rank 0), the MPI all-reduce across them with run_mpi_plan(). Neither: `unsupported`
 // with the reason, where `mpi_absent` says why MPI was not started (empty: no launcher).
-std::unique_ptr<Probe> make_run_collective_probe(RankGroup* mpi_world = nullptr, std::string mpi_absent = {});
-SweepPlan run_plan();
-SweepPlan run_mpi_plan();
+// `max_message_bytes` (`run --max-size`; 0: the plans' own) cuts every sweep at that size.
+std::unique_ptr<Probe> make_run_collective_probe(RankGroup* mpi_world = nullptr, std::string mpi_absent = {},
+                                                 std::uint64_t max_message_bytes = 0);
+SweepPlan run_plan(std::uint64_t max_message_bytes = 0);
+SweepPlan run_mpi_plan(std::uint64_t max_message_bytes = 0);
 // The quick sweeps of all_gather, reduce_scatter, alltoall, broadcast and sendrecv that `run`
 // adds: every fourth size of `plan` (and its largest).
 SweepPlan run_other_ops_plan(SweepPlan plan);
 
 // The other ranks of `run` under mpirun: they wait, without spinning a core, for rank 0's word,
 // take part in each MPI sweep its collective probe starts, and return the exit code rank 0 ends
-// with (end_run_ranks). They write nothing.
-int follow_run_ranks(RankGroup& world);
+// with (end_run_ranks). They write nothing. `max_message_bytes`: as rank 0's (the ranks agreed on it).
+int follow_run_ranks(RankGroup& world, std::uint64_t max_message_bytes = 0);
 // Rank 0, on every way out of `run` once the other ranks follow: they return `exit_code`.
 void end_run_ranks(RankGroup& world, int exit_code);
 

@@ -26,10 +26,10 @@ constexpr std::uint64_t kWordDone = 2;
 constexpr std::uint64_t kWordOtherOpsSweep = 3;  // the quick sweeps of the other collectives
 std::uint64_t done_word(int exit_code) { return (kWordDone << 32) | static_cast<std::uint32_t>(exit_code); }
 
-CollectiveRequest mpi_request() {
+CollectiveRequest mpi_request(std::uint64_t max_message_bytes) {
   CollectiveRequest request;
   request.backend = report::AllreduceBackend::mpi;
-  request.plan = run_mpi_plan();
+  request.plan = run_mpi_plan(max_message_bytes);
   return request;
 }
 
@@ -37,8 +37,8 @@ const std::vector<report::CollectiveOp> kOtherOps = {report::CollectiveOp::all_g
                                                      report::CollectiveOp::alltoall, report::CollectiveOp::broadcast,
                                                      report::CollectiveOp::sendrecv};
 
-CollectiveRequest mpi_other_ops_request() {
-  CollectiveRequest request = mpi_request();
+CollectiveRequest mpi_other_ops_request(std::uint64_t max_message_bytes) {
+  CollectiveRequest request = mpi_request(max_message_bytes);
   request.ops = kOtherOps;
   request.plan = run_other_ops_plan(request.plan);
   return request;
@@ -46,7 +46,8 @@ CollectiveRequest mpi_other_ops_request() {
 
 class RunCollectiveProbe final : public Probe {
  public:
-  RunCollectiveProbe(RankGroup* world, std::string mpi_absent) : world_(world), mpi_absent_(std::move(mpi_absent)) {}
+  RunCollectiveProbe(RankGroup* world, std::string mpi_absent, std::uint64_t max_message_bytes)
+      : world_(world), mpi_absent_(std::move(mpi_absent)), max_message_bytes_(max_message_bytes) {}
   std::string name() const override { return "collective"; }
 
   void run(const ProbeContext& ctx, report::Report& report) override {
@@ -62,7 +63,7 @@ class RunCollectiveProbe final : public Probe {
       no_nccl.clear();
       try {
         CollectiveRequest request;
-        request.plan = run_plan();
+        request.plan = run_plan(max_message_bytes_);
         auto nccl = [](RankGroup& g, AllreduceVariant) { return make_nccl_backend(g); };
         make_allreduce_probe(request, single_, nccl)->run(ctx, report);
         request.ops = kOtherOps;  // then a quick sweep of each collective parallelism uses besides all-reduce
@@ -100,9 +101,9 @@ class RunCollectiveProbe final : public Probe {
     };
     try {
       world_->broadcast_word(kWordSweep);
-      make_allreduce_probe(mpi_request(), *world_)->run(ctx, report);
+      make_allreduce_probe(mpi_request(max_message_bytes_), *world_)->run(ctx, report);
       world_->broadcast_word(kWordOtherOpsSweep);
-      make_allreduce_probe(mpi_other_ops_request(), *world_)->run(ctx, report);
+      make_allreduce_probe(mpi_other_ops_request(max_message_bytes_), *world_)->run(ctx, report);
     } catch (...) {
       annotate();
       throw;
@@ -112,26 +113,27 @@ class RunCollectiveProbe final : public Probe {
 
   RankGroup* world_;
   std::string mpi_absent_;
+  std::uint64_t max_message_bytes_;
   SingleProcessGroup single_;  // NCCL over every GPU of this one process, as without mpirun
 };
 
 }  // namespace
 
-SweepPlan run_plan() {
+SweepPlan run_plan(std::uint64_t max_message_bytes) {
   SweepPlan plan;
-  plan.sizes_bytes = geometric_sizes(8, 128ull << 20, 2);
+  plan.sizes_bytes = sizes_up_to(geometric_sizes(8, 128ull << 20, 2), max_message_bytes);
   plan.samples = 3;
   plan.warmup_iterations = 3;
   plan.budget_s = 0.2;
   return plan;
 }
 
-SweepPlan run_mpi_plan() {
-  SweepPlan plan = run_plan();
+SweepPlan run_mpi_plan(std::uint64_t max_message_bytes) {
+  SweepPlan plan = run_plan(max_message_bytes);
   // Up to 64 MiB, like `allreduce --backend mpi`: the ranks' host buffers (send, receive and the
   // expected result, per rank) share one machine's memory and its bandwidth, and at 128 MiB two
   // ranks on a small CI machine spend seconds per size while adding no point past the plateau.
-  plan.sizes_bytes = geometric_sizes(8, 64ull << 20, 2);
+  plan.sizes_bytes = sizes_up_to(geometric_sizes(8, 64ull << 20, 2), max_message_bytes);
   return plan;
 }
 
@@ -144,11 +146,12 @@ SweepPlan run_other_ops_plan(SweepPlan plan) {
   return plan;
 }
 
-std::unique_ptr<Probe> make_run_collective_probe(RankGroup* mpi_world, std::string mpi_absent) {
-  return std::make_unique<RunCollectiveProbe>(mpi_world, std::move(mpi_absent));
+std::unique_ptr<Probe> make_run_collective_probe(RankGroup* mpi_world, std::string mpi_absent,
+                                                 std::uint64_t max_message_bytes) {
+  return std::make_unique<RunCollectiveProbe>(mpi_world, std::move(mpi_absent), max_message_bytes);
 }
 
-int follow_run_ranks(RankGroup& world) {
+int follow_run_ranks(RankGroup& world, std::uint64_t max_message_bytes) {
   HostRoot live;
   const RecordedCpuid cpuid = RecordedCpuid::unknown("not read: this rank only takes part in all-reduces");
   ProbeContext ctx{live, cpuid, Progress::disabled()};
@@ -159,7 +162,8 @@ int follow_run_ranks(RankGroup& world) {
       world.abort_all(fmt::format("rank 0 sent {}, which this interprobe does not know (ranks of two builds?)", word), 3);
     report::Report scratch;  // rank 0 writes the report
     try {
-      make_allreduce_probe(word == kWordSweep ? mpi_request() : mpi_other_ops_request(), world)->run(ctx, scratch);
+      make_allreduce_probe(word == kWordSweep ? mpi_request(max_message_bytes) : mpi_other_ops_request(max_message_bytes), world)
+          ->run(ctx, scratch);
     } catch (const InputError&) {
       // The option check threw on every rank alike: rank 0 records it and sends its exit code.
     } catch (const std::exception& e) {

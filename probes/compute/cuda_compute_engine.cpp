@@ -31,12 +31,28 @@ constexpr int kSingleLaunches = 50;
 // (a cuBLASLt GEMM may launch two kernels).
 constexpr std::uint64_t kMaxQueuedOps = 256;
 constexpr std::uint64_t kHoldTimeoutNs = 10'000'000'000ull;
+// The simulator multiplies on this host (once per shape: repeats are skipped): a larger M x N x K
+// takes seconds per point there. 2^25 runs the quick plan's 7168 x 4096 weight at M = 1.
+constexpr double kSimulatedMaxMacs = 33554432.0;
+// Device memory the simulated engine may use: room for the weight copies of a 7168 x 4096 bf16
+// weight rotated past 2x a 126 MiB L2, held in this host's memory.
+constexpr std::uint64_t kSimulatedMaxBytes = 512 * kMiB;
+// Each weight copy starts on a 256-byte boundary (cuBLASLt's preferred alignment for every dtype).
+constexpr std::size_t kWeightAlign = 256;
+
+// How many copies of a weight of `weight_bytes` the GEMMs rotate across so that no call finds it
+// in the L2 left by the one before: together more than twice the L2, as far as `room_bytes` holds.
+std::size_t weight_copies(std::uint64_t weight_bytes, std::uint64_t l2_bytes, std::uint64_t room_bytes) {
+  std::uint64_t wanted = 2 * l2_bytes / std::max<std::uint64_t>(weight_bytes, 1) + 1;
+  std::uint64_t fit = room_bytes / std::max<std::uint64_t>(weight_bytes, 1);
+  return static_cast<std::size_t>(std::max<std::uint64_t>(1, std::min(wanted, fit)));
+}
 
 // X or W filled with the pattern, encoded in chunks so a 28672 x 4096 weight never needs a
 // float copy of itself on the host.
 void fill_operand(int device, void* dst, GemmOperand operand, std::int64_t elements, ComputeDtype dtype) {
-  constexpr std::int64_t kChunk = std::int64_t{1} << 22;
   auto* out = static_cast<unsigned char*>(dst);
+  constexpr std::int64_t kChunk = std::int64_t{1} << 22;
   int eb = cublaslt::element_bytes_of(dtype);
   std::vector<float> values;
   for (std::int64_t at = 0; at < elements; at += kChunk) {
@@ -123,12 +139,14 @@ class CudaComputeEngine final : public ComputeEngine {
     std::size_t free_bytes = 0, total = 0;
     cu::check(cu::driver().mem_get_info(&free_bytes, &total), "cuMemGetInfo");
     auto usable = static_cast<std::uint64_t>(static_cast<double>(free_bytes) * 0.9);
-    // The simulator multiplies on this host: larger shapes would take minutes (the sweep skips them, with a note).
-    return simulated_ ? std::min<std::uint64_t>(usable, 4 * kMiB) : usable;
+    return simulated_ ? std::min<std::uint64_t>(usable, kSimulatedMaxBytes) : usable;
   }
 
   void prepare(const GemmShape& shape, ComputeDtype dtype) override {
     release();
+    if (simulated_ && static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k) > kSimulatedMaxMacs)
+      throw UnsupportedError(fmt::format("the simulator multiplies on this host; M x N x K above {} would take "
+                                         "seconds per point", kSimulatedMaxMacs));
     cuda::DeviceGuard guard(dev_.ordinal);
     // The heuristic first: a shape the library has no kernel for is skipped before filling buffers.
     plan_ = std::make_unique<cublaslt::GemmPlan>(lib_, handle_, shape, dtype, workspace_bytes_);
@@ -137,26 +155,62 @@ class CudaComputeEngine final : public ComputeEngine {
       throw UnsupportedError(fmt::format("cuBLASLt offers no {} algorithm for M={} N={} K={}: {}",
                                          report::to_string(dtype), shape.m, shape.n, shape.k, lib_.describe(status)));
     auto eb = static_cast<std::size_t>(cublaslt::element_bytes_of(dtype));
-    x_ = cuda::DeviceMemory(dev_.ordinal, static_cast<std::size_t>(shape.m * shape.k) * eb);
-    w_ = cuda::DeviceMemory(dev_.ordinal, static_cast<std::size_t>(shape.n * shape.k) * eb);
-    y_ = cuda::DeviceMemory(dev_.ordinal, static_cast<std::size_t>(shape.m * shape.n) * 4);
+    const std::size_t x_bytes = static_cast<std::size_t>(shape.m * shape.k) * eb;
+    const std::size_t w_bytes = static_cast<std::size_t>(shape.n * shape.k) * eb;
+    const std::size_t y_bytes = static_cast<std::size_t>(shape.m * shape.n) * 4;
+    // One weight read over and over stays in the L2 when it fits (an fp8 7168 x 4096 weight is
+    // 28 MiB, H100's L2 50 MiB): the GEMMs would time the L2, not memory. Each call reads the next
+    // of several copies that together exceed twice the L2, so the one it reads was evicted. X stays
+    // one buffer: activations of a small M live in the L2 in a model too.
+    const std::uint64_t budget = max_bytes();
+    weight_stride_ = (w_bytes + kWeightAlign - 1) / kWeightAlign * kWeightAlign;
+    const std::size_t copies = weight_copies(weight_stride_, dev_.l2_bytes,
+                                             budget > x_bytes + y_bytes ? budget - x_bytes - y_bytes : 0);
+    x_ = cuda::DeviceMemory(dev_.ordinal, x_bytes);
+    weights_ = cuda::DeviceMemory(dev_.ordinal, copies * weight_stride_);
+    weight_copies_ = copies;
+    y_ = cuda::DeviceMemory(dev_.ordinal, y_bytes);
     fill_operand(dev_.ordinal, x_.get(), GemmOperand::x, shape.m * shape.k, dtype);
-    fill_operand(dev_.ordinal, w_.get(), GemmOperand::w, shape.n * shape.k, dtype);
+    fill_operand(dev_.ordinal, weights_.get(), GemmOperand::w, shape.n * shape.k, dtype);
     cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());  // NaN: no GEMM writes it
     // The fills are pageable copies and a memset on the legacy stream; a pageable cuMemcpyHtoD may
     // return before its bytes land, and the GEMMs run on a non-blocking stream that does not wait
     // for the legacy one: wait for the device before anything reads the buffers.
     cuda::synchronize_device(dev_.ordinal);
+    // The other copies from the first, doubling on the device: log2(copies) copies, not one host
+    // copy each (a 16 KiB weight takes 6,401 copies to exceed twice a 50 MiB L2).
+    auto* base = static_cast<unsigned char*>(weights_.get());
+    for (std::size_t have = 1; have < copies;) {
+      std::size_t more = std::min(have, copies - have);
+      cuda::copy_async(base + have * weight_stride_, dev_.ordinal, base, dev_.ordinal, more * weight_stride_, *stream_);
+      have += more;
+    }
+    // One untimed call, with no hold kernel in front: under lazy loading (the default since CUDA
+    // 12.2) cuBLASLt's kernel for this problem loads at its first launch and that load waits for
+    // the context's running kernels, so a first launch behind the spinning hold kernel would stall
+    // until the hold gives up. Then Y is poisoned again, so a timed GEMM that writes nothing still
+    // fails the check.
+    plan_->run(x_.get(), weights_.get(), y_.get(), workspace_.get(), workspace_bytes_, stream_->get());
+    stream_->synchronize();
+    cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());
+    cuda::synchronize_device(dev_.ordinal);
     shape_ = shape;
-    notes_.push_back(fmt::format("{} M={} N={} K={}: cuBLASLt {}", report::to_string(dtype), shape.m, shape.n, shape.k,
-                                 plan_->chosen().text()));
+    const bool past_l2 = copies * weight_stride_ > 2 * dev_.l2_bytes;
+    notes_.push_back(fmt::format("{} M={} N={} K={}: cuBLASLt {}; the weight rotates across {} cop{} ({}{} twice the "
+                                 "{} L2{})",
+                                 report::to_string(dtype), shape.m, shape.n, shape.k, plan_->chosen().text(), copies,
+                                 copies == 1 ? "y" : "ies", format_bytes(copies * weight_stride_), past_l2 ? ", over" : ", under",
+                                 format_bytes(dev_.l2_bytes),
+                                 past_l2 ? "" : ": all the memory allows; GEMMs may read it from the L2, above memory bandwidth"));
   }
 
   double gemm_s(std::uint64_t count) override {
     cuda::DeviceGuard guard(dev_.ordinal);
     return events_around(count, [&] {
-      for (std::uint64_t i = 0; i < count; ++i)
-        plan_->run(x_.get(), w_.get(), y_.get(), workspace_.get(), workspace_bytes_, stream_->get());
+      for (std::uint64_t i = 0; i < count; ++i) {
+        const void* w = static_cast<const unsigned char*>(weights_.get()) + next_weight_++ % weight_copies_ * weight_stride_;
+        plan_->run(x_.get(), w, y_.get(), workspace_.get(), workspace_bytes_, stream_->get());
+      }
     });
   }
 
@@ -175,8 +229,9 @@ class CudaComputeEngine final : public ComputeEngine {
   void release() override {
     plan_.reset();
     x_ = {};
-    w_ = {};
+    weights_ = {};
     y_ = {};
+    next_weight_ = 0;
   }
 
   std::vector<StreamVariant> stream_variants() const override {
@@ -296,7 +351,9 @@ class CudaComputeEngine final : public ComputeEngine {
   std::optional<std::string> kernels_reason_;
   std::optional<double> graph_per_kernel_s_;  // from note_launch_variants
   GemmShape shape_;
-  cuda::DeviceMemory x_, w_, y_;
+  cuda::DeviceMemory x_, y_;
+  cuda::DeviceMemory weights_;  // weight_copies_ copies of W, weight_stride_ bytes apart
+  std::size_t weight_copies_ = 1, weight_stride_ = 0, next_weight_ = 0;
   std::unique_ptr<cublaslt::GemmPlan> plan_;
   cuda::DeviceMemory stream_buf_, sink_;
   std::optional<cuda::HoldFlag> hold_;

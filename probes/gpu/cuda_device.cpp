@@ -54,6 +54,7 @@ std::vector<DeviceInfo> enumerate_devices() {
     info.name = name;
     info.sm_count = std::max(1, attribute(cu::kAttrMultiprocessorCount, dev));
     info.max_threads_per_sm = std::max(32, attribute(cu::kAttrMaxThreadsPerMultiprocessor, dev));
+    info.l2_bytes = static_cast<std::uint64_t>(std::max(0, attribute(cu::kAttrL2CacheSize, dev)));
     info.cc_major = attribute(cu::kAttrComputeCapabilityMajor, dev);
     info.cc_minor = attribute(cu::kAttrComputeCapabilityMinor, dev);
     DeviceGuard guard(dev);

@@ -19,6 +19,9 @@ struct DeviceInfo {
   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048 on 8.0/9.0/10.0, 1536 on 8.6, 8.9 and
   // 12.0 (L40S, L4, RTX PRO 6000), 1024 on 7.5.
   int max_threads_per_sm = 2048;
+  // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: 50 MiB on H100/H200, 126 MiB on B200; what a benchmark must
+  // not measure instead of memory.
+  std::uint64_t l2_bytes = 0;
   int cc_major = 0, cc_minor = 0;
   std::size_t free_bytes = 0, total_bytes = 0;
 };

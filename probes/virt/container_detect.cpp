@@ -73,12 +73,24 @@ std::string container_id_from_name(std::string_view name) {
   return it != known.end() ? *it : "container-other";
 }
 
-void detect_container(const HostRoot& root, const PlatformSignals& platform, EvidenceLog& log,
-                      report::VirtSection& out) {
-  std::vector<Decision> order;  // candidates in systemd's order; the first one wins
-  auto candidate = [&](std::string id, std::string family) { order.push_back({std::move(id), std::move(family)}); };
+namespace {
 
-  // Files first: "oci" and systemd's last step both need them.
+// Candidates in the order they are found (systemd's order; the first one wins), each with the
+// family of evidence that named it; a vote counts toward the confidence.
+struct Candidates {
+  EvidenceLog& log;
+  std::vector<Decision> order;
+  void add(const std::string& id, const std::string& family, bool vote = true) {
+    order.push_back({id, family});
+    if (vote) log.container_vote(family, id);
+  }
+};
+
+// The markers systemd's detect_container reads, in its order; the marker files come last
+// ("oci" and systemd's last step both need them, so they are read first).
+void systemd_markers(const HostRoot& root, const PlatformSignals& platform, const std::string& status_text,
+                     Candidates& found) {
+  EvidenceLog& log = found.log;
   std::optional<std::string> from_files;
   for (auto [path, id] : {std::pair{"/run/.containerenv", "podman"}, std::pair{"/.dockerenv", "docker"}}) {
     if (root.exists(path)) {
@@ -87,39 +99,30 @@ void detect_container(const HostRoot& root, const PlatformSignals& platform, Evi
       if (!from_files) from_files = id;
     }
   }
-
   if (root.exists("/proc/vz")) {
     bool host = root.exists("/proc/bc");
     log.add("/proc/vz", "openvz", host ? "present with /proc/bc" : "present without /proc/bc",
             host ? "nothing: an OpenVZ host" : "container openvz");
-    if (!host) {
-      candidate("openvz", "openvz");
-      log.container_vote("openvz", "openvz");
-    }
+    if (!host) found.add("openvz", "openvz");
   }
   if (platform.osrelease && (platform.osrelease->find("Microsoft") != std::string::npos ||
                              platform.osrelease->find("WSL") != std::string::npos)) {
     log.add("/proc/sys/kernel/osrelease", "wsl", "'" + sanitize(*platform.osrelease, 80) + "'", "container wsl");
-    candidate("wsl", "wsl");
-    log.container_vote("wsl", "wsl");
+    found.add("wsl", "wsl");
   }
-  std::string status_text;
-  if (auto status = root.read("/proc/self/status", 64 * 1024); status.ok()) status_text = *status.content;
   if (auto tracer = find_field(status_text, "TracerPid", ':'); tracer && *tracer != "0") {
     if (auto pid = parse_int(*tracer); pid && *pid > 0) {
       auto comm = root.read_text(fmt::format("/proc/{}/comm", *pid));
       if (comm && comm->rfind("proot", 0) == 0) {
         log.add("/proc/self/status TracerPid", "proot", fmt::format("{} ({})", *pid, sanitize(*comm, 20)), "container proot");
-        candidate("proot", "proot");
-        log.container_vote("proot", "proot");
+        found.add("proot", "proot");
       }
     }
   }
   if (auto manager = one_line(root, "/run/host/container-manager")) {
     std::string id = translate(*manager, from_files);
     log.add("/run/host/container-manager", "container_manager", "'" + *manager + "'", "container " + id);
-    candidate(id, "container_manager");
-    log.container_vote("container_manager", id);
+    found.add(id, "container_manager");
   }
   // $container of our own process: authoritative only for PID 1 (systemd's rule), evidence otherwise.
   if (root.is_live()) {
@@ -129,14 +132,13 @@ void detect_container(const HostRoot& root, const PlatformSignals& platform, Evi
       std::string id = value.empty() ? "none" : translate(value, from_files);
       log.add("$container", "environment", "'" + value + "'",
               pid1 ? "container " + id + " (we are PID 1: authoritative)" : "hint: container " + id + " (not PID 1)");
-      if (pid1) candidate(id, "environment");
+      if (pid1) found.add(id, "environment", false);
     }
   }
   if (auto marker = one_line(root, "/run/systemd/container")) {
     std::string id = translate(*marker, from_files);
     log.add("/run/systemd/container", "container_manager", "'" + *marker + "'", "container " + id);
-    candidate(id, "container_manager");
-    log.container_vote("container_manager", id);
+    found.add(id, "container_manager");
   }
   FileRead environ = root.read("/proc/1/environ", 1 << 20);
   if (environ.ok()) {
@@ -145,27 +147,27 @@ void detect_container(const HostRoot& root, const PlatformSignals& platform, Evi
       std::string value = sanitize(entry.substr(10), 60);
       std::string id = value.empty() ? "none" : translate(value, from_files);
       log.add("/proc/1/environ container=", "container_manager", "'" + value + "'", "container " + id);
-      candidate(id, "container_manager");
-      if (id != "none") log.container_vote("container_manager", id);
+      found.add(id, "container_manager", id != "none");
       break;
     }
   } else if (environ.failure == ReadFailure::permission_denied) {
     log.add("/proc/1/environ", "container_manager", kNeedsRoot, "nothing: PID 1's $container not checked (CAP_SYS_PTRACE)");
   }
-  if (from_files) candidate(*from_files, "container_marker");
+  if (from_files) found.add(*from_files, "container_marker", false);  // voted for above
+}
 
-  // Beyond systemd (virt-what): older markers and cgroup paths.
+// Beyond systemd (virt-what): older markers, cgroup paths, Linux-VServer, cgroup namespaces.
+void virt_what_markers(const HostRoot& root, const std::string& status_text, Candidates& found) {
+  EvidenceLog& log = found.log;
   if (root.exists("/.dockerinit")) {
     log.add("/.dockerinit", "container_marker", "present", "container docker (old Docker marker; virt-what)");
-    log.container_vote("container_marker", "docker");
-    candidate("docker", "container_marker");
+    found.add("docker", "container_marker");
   }
   if (auto cgroup = root.read("/proc/self/cgroup", 64 * 1024); cgroup.ok()) {
     std::string line;
     if (auto id = container_from_cgroup(*cgroup.content, &line)) {
       log.add("/proc/self/cgroup", "cgroup", "'" + line + "'", "container " + *id + " (cgroup path; virt-what)");
-      log.container_vote("cgroup", *id);
-      candidate(*id, "cgroup");
+      found.add(*id, "cgroup");
     }
   }
   if (auto vxid = find_field(status_text, "VxID", ':')) {
@@ -173,17 +175,25 @@ void detect_container(const HostRoot& root, const PlatformSignals& platform, Evi
     bool guest = n && *n > 0;
     log.add("/proc/self/status VxID", "vserver", sanitize(*vxid, 20),
             guest ? "container container-other: a Linux-VServer guest" : "nothing: a Linux-VServer host");
-    if (guest) {
-      candidate("container-other", "vserver");
-      log.container_vote("vserver", "container-other");
-    }
+    if (guest) found.add("container-other", "vserver");
   }
   if (auto ns = cgroupns_heuristic(root)) {
     log.add("cgroup namespace", "cgroupns", *ns ? "not the root cgroup" : "root cgroup",
             *ns ? "hint: container-other (systemd's cgroup namespace heuristic)" : "nothing");
-    if (*ns) candidate("container-other", "cgroupns");
+    if (*ns) found.add("container-other", "cgroupns", false);
   }
+}
 
+}  // namespace
+
+void detect_container(const HostRoot& root, const PlatformSignals& platform, EvidenceLog& log,
+                      report::VirtSection& out) {
+  std::string status_text;
+  if (auto status = root.read("/proc/self/status", 64 * 1024); status.ok()) status_text = *status.content;
+  Candidates found{log, {}};
+  systemd_markers(root, platform, status_text, found);
+  virt_what_markers(root, status_text, found);
+  const auto& order = found.order;
   if (order.empty()) {
     out.container = "none";
     bool looked = root.exists("/proc/self/cgroup") || root.exists("/proc/1");

@@ -109,6 +109,26 @@ struct AllreduceSweep {
   AllreduceSummary summary;
 };
 
+// Which rank's time a figure follows. nccl-tests prints the mean over ranks by default
+// (src/common.cu: `static int average = 1;`, "0=RANK0,1=AVG,2=MIN,3=MAX"); the stored `time_us`,
+// `algbw_gbps`, `busbw_gbps` and `summary` keep following the slowest rank, as they always have.
+enum class RankAggregate { mean, slowest };
+
+// The figures a point is shown by: the mean over ranks where the point has it, else (a report
+// written before schema 2.1) the slowest rank's, with `aggregate` saying which.
+struct AllreduceHeadline {
+  double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
+  RankAggregate aggregate = RankAggregate::slowest;
+};
+AllreduceHeadline headline_of(const AllreducePoint& p, RankAggregate wanted = RankAggregate::mean);
+// True when every point carries the mean over ranks (false for an empty sweep).
+bool has_rank_mean(const AllreduceSweep& s);
+
+// Latency, peak, plateau and half-plateau of the out-of-place points (the in-place ones when
+// there are none), each point read through headline_of(p, aggregate). The stored summary is
+// summarize_points(points, slowest).
+AllreduceSummary summarize_points(const std::vector<AllreducePoint>& points, RankAggregate aggregate);
+
 struct CollectiveSection {
   std::vector<AllreduceSweep> allreduce;  // collective all_reduce only
   // Sweeps of the other collectives (all_gather, reduce_scatter, alltoall, broadcast, sendrecv);

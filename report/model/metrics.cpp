@@ -65,7 +65,7 @@ void add_topology(const TopologySection& s, MetricTable& t) {
   }
   for (const auto& p : s.gpu_pairs) {
     Labels labels{{"section", "topology"}, {"a", std::to_string(p.a_index)}, {"b", std::to_string(p.b_index)},
-                  {"path", p.path}};
+                  {"path", p.path}, {"pcie_path", label(p.pcie_path)}};
     std::string at = fmt::format("topology/gpu_pairs/{}-{}", p.a_index, p.b_index);
     t.add_optional(at + "/bottleneck_gbps", p.bottleneck_gbps, "gbps", Better::higher, labels);
     t.add_optional(at + "/pcie_bottleneck_gbps", p.pcie_bottleneck_gbps, "gbps", Better::higher, labels);

@@ -22,13 +22,23 @@ Cell status_of(const report::AllreduceSweep& s) {
 
 std::string size_text(std::int64_t bytes) { return bytes >= 0 ? format_size_label(static_cast<std::uint64_t>(bytes)) : "-"; }
 
+// The headline is the mean over ranks, as nccl-tests prints it by default; the slowest rank's time
+// (what the stored time_us holds) stands beside it. A report without the mean shows the slowest rank's.
+std::string aggregate_label(bool mean) { return mean ? "mean over ranks, as nccl-tests" : "slowest rank"; }
+
 // One row per size: out-of-place columns, then in-place ones ("-" where not measured).
 Table points_table(const report::AllreduceSweep& s) {
+  const bool mean = report::has_rank_mean(s);
   Table t;
-  t.caption = "time per call in microseconds (median of samples, slowest rank; mean: over ranks, as nccl-tests "
-              "reports it), algbw and busbw in GB/s (1e9 B/s, slowest rank)";
-  t.header = {"size", "count", "type", "redop", "out time", "out mean", "out algbw", "out busbw", "out #wrong",
-              "in time",  "in mean", "in algbw", "in busbw", "in #wrong"};
+  t.caption = mean ? "time per call in microseconds (median of samples); time, algbw and busbw: mean over ranks, as "
+                     "nccl-tests; slowest: the slowest rank's time; GB/s = 1e9 B/s"
+                   : "time per call in microseconds (median of samples), algbw and busbw in GB/s (1e9 B/s): slowest "
+                     "rank (this report has no mean over ranks)";
+  std::vector<std::string> per_placement = {"time", "algbw", "busbw", "#wrong"};
+  if (mean) per_placement.insert(per_placement.begin() + 1, "slowest");
+  t.header = {"size", "count", "type", "redop"};
+  for (const char* placement : {"out", "in"})
+    for (const auto& column : per_placement) t.header.push_back(fmt::format("{} {}", placement, column));
   t.align = std::vector<Align>(t.header.size(), Align::right);
   t.align[2] = t.align[3] = Align::left;
   std::map<std::int64_t, std::pair<const report::AllreducePoint*, const report::AllreducePoint*>> by_size;
@@ -39,13 +49,14 @@ Table points_table(const report::AllreduceSweep& s) {
                               Cell(s.op)};
     for (const auto* p : {pair.first, pair.second}) {
       if (!p) {
-        for (int i = 0; i < 5; ++i) row.emplace_back("-", Tone::dim);
+        for (std::size_t i = 0; i < per_placement.size(); ++i) row.emplace_back("-", Tone::dim);
         continue;
       }
-      row.emplace_back(format_us(p->time_us));
-      row.push_back(p->rank_mean_time_us ? Cell(format_us(*p->rank_mean_time_us)) : Cell("-", Tone::dim));
-      row.emplace_back(format_gbps(p->algbw_gbps));
-      row.emplace_back(format_gbps(p->busbw_gbps));
+      const auto headline = report::headline_of(*p, mean ? report::RankAggregate::mean : report::RankAggregate::slowest);
+      row.emplace_back(format_us(headline.time_us));
+      if (mean) row.emplace_back(format_us(p->time_us));
+      row.emplace_back(format_gbps(headline.algbw_gbps));
+      row.emplace_back(format_gbps(headline.busbw_gbps));
       row.push_back(wrong_cell(p->wrong_elements));
     }
     t.rows.push_back(std::move(row));
@@ -53,15 +64,31 @@ Table points_table(const report::AllreduceSweep& s) {
   return t;
 }
 
+std::string plateau_text(const report::AllreduceSummary& sum) {
+  return fmt::format("{} GB/s busbw from {} (peak {} GB/s)", format_gbps(*sum.plateau_busbw_gbps),
+                     size_text(sum.plateau_from_bytes.value_or(-1)), format_gbps(sum.peak_busbw_gbps.value_or(0)));
+}
+
+// The headline summary from the mean over ranks (the stored summary, slowest rank, beside it where
+// it differs); a report without the mean shows the stored one, labelled.
 KeyValues summary_block(const report::AllreduceSweep& s) {
-  const auto& sum = s.summary;
+  const bool mean = report::has_rank_mean(s);
+  const auto& slowest = s.summary;
+  const auto sum = mean ? report::summarize_points(s.points, report::RankAggregate::mean) : slowest;
+  auto beside = [&](const std::string& headline, const std::optional<std::string>& slowest_text) {
+    std::string text = fmt::format("{} ({}", headline, aggregate_label(mean));
+    if (mean && slowest_text && *slowest_text != headline) text += "; slowest rank " + *slowest_text;
+    return text + ")";
+  };
   KeyValues kv;
-  if (sum.latency_us && sum.latency_bytes)
-    kv.add(fmt::format("latency at {} B", *sum.latency_bytes), fmt::format("{} us", format_us(*sum.latency_us)));
+  if (sum.latency_us && sum.latency_bytes) {
+    auto us = [](const report::AllreduceSummary& x) { return fmt::format("{} us", format_us(*x.latency_us)); };
+    kv.add(fmt::format("latency at {} B", *sum.latency_bytes),
+           beside(us(sum), slowest.latency_us ? std::optional(us(slowest)) : std::nullopt));
+  }
   if (sum.plateau_busbw_gbps)
-    kv.add("bandwidth plateau", fmt::format("{} GB/s busbw from {} (peak {} GB/s)", format_gbps(*sum.plateau_busbw_gbps),
-                                            size_text(sum.plateau_from_bytes.value_or(-1)),
-                                            format_gbps(sum.peak_busbw_gbps.value_or(0))));
+    kv.add("bandwidth plateau", beside(plateau_text(sum), slowest.plateau_busbw_gbps ? std::optional(plateau_text(slowest))
+                                                                                     : std::nullopt));
   else
     kv.add("bandwidth plateau", Cell(s.ranks <= 1 ? "none: one rank has no bus bandwidth" : "not measured", Tone::dim));
   if (sum.half_plateau_bytes) kv.add("half the plateau at", size_text(*sum.half_plateau_bytes));

@@ -11,6 +11,20 @@ namespace interprobe::render {
 
 std::string or_dash(const std::optional<std::string>& v) { return v ? *v : "-"; }
 
+std::vector<std::string> constructed_parts(const report::Report& r) {
+  auto says = [](const std::string& text) { return text.find("constructed") != std::string::npos; };
+  std::vector<std::string> parts;
+  if (r.topology && r.topology->nvml_reason && says(*r.topology->nvml_reason))
+    parts.push_back("the GPU peer-to-peer status");
+  if (r.collective)
+    for (const auto& s : r.collective->allreduce)
+      if (std::any_of(s.notes.begin(), s.notes.end(), says))
+        parts.push_back(fmt::format("the all-reduce sweep over {} ranks", s.ranks));
+  if (r.telemetry && r.telemetry->trace && r.telemetry->trace->find("(source: fixture") != std::string::npos)
+    parts.push_back("the GPU telemetry");
+  return parts;
+}
+
 Cell status_cell(report::ProbeStatus s) {
   switch (s) {
     case report::ProbeStatus::ok: return {"ok", Tone::good};
@@ -65,8 +79,24 @@ Cell source_cell(const report::Report& r) {
   return Cell("live machine");
 }
 
+// A banner first in the header when parts were constructed: a reader must not take them for a
+// machine's readings (the seed example is built from a published account).
+std::optional<Paragraph> constructed_banner(const report::Report& r) {
+  auto parts = constructed_parts(r);
+  if (parts.empty()) return std::nullopt;
+  std::string list;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return Paragraph{fmt::format("CONSTRUCTED, NOT MEASURED: {} in this report {} written from a published account (a "
+                               "fixture or example), not read from a machine; every price drawn from them is labelled "
+                               "assumed",
+                               list, parts.size() == 1 ? "was" : "were"),
+                   Tone::warn};
+}
+
 Section header_section(const report::Report& r, const ViewOptions& views) {
   Section s{"interprobe report", {}};
+  if (auto banner = constructed_banner(r)) s.blocks.push_back(std::move(*banner));
   KeyValues kv;
   kv.add("host", or_dash(r.host.hostname));
   kv.add("kernel", or_dash(r.host.kernel));

@@ -54,6 +54,11 @@ struct Document {
   std::vector<Section> sections;
 };
 
+// The parts of a report its writer constructed rather than measured, as fixtures and examples
+// are ("the all-reduce sweep over 8 ranks"): a collective sweep noted "constructed", topology
+// whose NVML reason says so. Empty for a report read from a machine.
+std::vector<std::string> constructed_parts(const report::Report& r);
+
 // Null-aware helpers for views.
 std::string or_dash(const std::optional<std::string>& v);
 Cell status_cell(report::ProbeStatus s);

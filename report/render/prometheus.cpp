@@ -1,6 +1,8 @@
 #include "report/render/prometheus.hpp"
 
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <set>
 #include <sstream>
 
@@ -9,6 +11,7 @@
 #include "common/errors.hpp"
 #include "common/text.hpp"
 #include "interprobe/build_config.hpp"
+#include "report/render/document.hpp"
 
 #if INTERPROBE_HAVE_PROMETHEUS
 #include <prometheus/metric_family.h>
@@ -19,149 +22,10 @@ namespace interprobe::render {
 
 namespace {
 
-// The report's units as Prometheus name suffixes: its base-unit words where the report abbreviates
-// (s, w, fraction); the rest as the report writes them (gbps = 1e9 bytes/s, us, bytes, gts, tflops).
-std::string unit_suffix(const std::string& unit) {
-  if (unit == "s") return "seconds";
-  if (unit == "w") return "watts";
-  if (unit == "fraction") return "ratio";
-  return unit;
-}
-
-// The last path segment with its unit in Prometheus words: "duration_s" -> "duration_seconds",
-// "gbps" -> "gbps"; a leaf without its unit ("logical_cpus") stays as it is.
-std::string leaf_with_unit(const std::string& leaf, const std::string& unit) {
-  if (leaf == unit) return unit_suffix(unit);
-  std::string tail = "_" + unit;
-  if (leaf.size() > tail.size() && leaf.compare(leaf.size() - tail.size(), tail.size(), tail) == 0)
-    return leaf.substr(0, leaf.size() - tail.size()) + "_" + unit_suffix(unit);
-  return leaf;
-}
-
-// Metric names allow [a-zA-Z0-9_:], label names [a-zA-Z0-9_]; anything else becomes '_'.
-std::string name_chars(std::string name, bool colon_allowed) {
-  for (char& c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              (colon_allowed && c == ':');
-    if (!ok) c = '_';
-  }
-  return name;
-}
-
-// "bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps#2" -> its segments without the "#2" that
-// tells a second sweep over the same path apart (the repeat label carries that).
-std::vector<std::string> path_segments(const std::string& path) {
-  std::string plain = path.substr(0, path.find('#'));
-  return split(plain, '/');
-}
-
-// What a section's rows are called after "interprobe_": the section and the constant words of the
-// path that tell its kinds of rows apart (the variable segments are labels).
-std::string family_stem(const std::vector<std::string>& segs) {
-  const std::string& section = segs.front();
-  auto at = [&](std::size_t i) -> std::string { return i < segs.size() ? segs[i] : std::string(); };
-  std::size_t n = segs.size();
-  if (section == "probes") return "probe";
-  if (section == "topology") {
-    if (at(1) == "gpus") return at(3) == "link" ? "topology_gpu_link" : "topology_gpu";
-    if (at(1) == "gpu_pairs") return "topology_gpu_pair";
-    if (at(1) == "numa_nodes") return "topology_numa_node";
-  }
-  if (section == "virtualization" && at(1) == "gpus") return "virtualization_gpu";
-  if (section == "bandwidth" && n >= 2 && segs[n - 2] == "fit") return "bandwidth_fit";
-  if (section == "collective") return "allreduce";  // the only collective measured
-  if (section == "compute") {
-    if (at(2) == "memory" || at(2) == "peak") return "compute_" + at(2);
-    return n == 3 ? "compute" : "compute_gemm";  // compute/<engine>/launch_floor_us; the GEMM points
-  }
-  if (section == "telemetry") return "telemetry_gpu";
-  if (section == "bottlenecks") return "bottleneck";
-  return section;  // system, bandwidth, and sections added later: section + leaf
-}
-
-// A bandwidth sweep's own path ("host/memcpy/node0->node0/x1"): the row's path without the
-// section, the size and the leaf. Empty for rows that are not a sweep's (p2p_truth).
-std::string sweep_path(const std::vector<std::string>& segs, const report::MetricRow& row) {
-  if (segs.front() != "bandwidth" || segs.size() < 3 || segs[1] == "p2p_truth") return {};
-  std::size_t n = segs.size();
-  std::size_t drop = (row.labels.count("bytes") || segs[n - 2] == "fit") ? 2 : 1;
-  if (n < drop + 2) return {};
-  std::string out;
-  for (std::size_t i = 1; i + drop < n; ++i) out += (out.empty() ? "" : "/") + segs[i];
-  return out;
-}
-
-const std::map<std::string, std::string>& help_texts() {
-  static const std::map<std::string, std::string> help{
-      {"interprobe_info", "Always 1: the interprobe version, report schema, hypervisor and machine type, whether the report "
-                          "was measured live (not replayed from --root), whether simulated vendor libraries were loaded and whether "
-                          "parts of it were constructed (a fixture or example) rather than measured"},
-      {"interprobe_probe_ok", "1 when the probe finished (status ok), 0 when it was unsupported, skipped or failed"},
-      {"interprobe_finding", "1 for each finding of the report (id and severity as in the report)"},
-      {"interprobe_probe_duration_seconds", "Wall time each probe took, seconds"},
-      {"interprobe_system_logical_cpus", "Logical CPUs the kernel sees"},
-      {"interprobe_system_memory_bytes", "Memory the kernel reports, bytes"},
-      {"interprobe_topology_gpu_link_current_gts", "PCIe link speed each GPU trained to, GT/s per lane (read, not timed)"},
-      {"interprobe_topology_gpu_link_max_gts", "Highest PCIe link speed each GPU supports, GT/s per lane"},
-      {"interprobe_topology_gpu_link_current_gbps", "Each GPU's PCIe link rate at its current speed and width, 1e9 bytes/s"},
-      {"interprobe_topology_gpu_memory_bytes", "Memory of each GPU, bytes"},
-      {"interprobe_topology_gpu_pair_bottleneck_gbps", "Slowest link between two GPUs by its link rate, 1e9 bytes/s (read, not timed)"},
-      {"interprobe_topology_gpu_pair_pcie_bottleneck_gbps", "Slowest PCIe link between two GPUs by its link rate, 1e9 bytes/s"},
-      {"interprobe_topology_gpu_pair_nvlink_count", "NVLinks between two GPUs"},
-      {"interprobe_topology_numa_node_memory_bytes", "Memory of each NUMA node, bytes"},
-      {"interprobe_virtualization_gpu_bar1_bytes", "BAR1 size of each GPU as the guest sees it, bytes"},
-      {"interprobe_bandwidth_gbps", "Measured copy bandwidth (median) per path and size, 1e9 bytes/s"},
-      {"interprobe_bandwidth_time_us", "Median time of one copy per path and size, microseconds"},
-      {"interprobe_bandwidth_fit_peak_gbps", "Peak bandwidth of the latency-bandwidth fit over a sweep, 1e9 bytes/s"},
-      {"interprobe_bandwidth_fit_t0_us", "Fixed cost per copy of the latency-bandwidth fit over a sweep, microseconds"},
-      {"interprobe_bandwidth_expected_gbps",
-       "Expected bandwidth of a sweep's path: its slowest link's rate, not measured (provenance=\"not_measured\"), 1e9 bytes/s"},
-      {"interprobe_bandwidth_p2p_gbps", "GPU-to-GPU copy bandwidth with peer access, 1e9 bytes/s"},
-      {"interprobe_bandwidth_staged_gbps", "GPU-to-GPU copy bandwidth staged through host memory, 1e9 bytes/s"},
-      {"interprobe_bandwidth_p2p_latency_us", "GPU-to-GPU small-copy time with peer access, microseconds"},
-      {"interprobe_bandwidth_staged_latency_us", "GPU-to-GPU small-copy time staged through host memory, microseconds"},
-      {"interprobe_allreduce_time_us", "All-reduce time per size (slowest rank), microseconds"},
-      {"interprobe_allreduce_busbw_gbps", "All-reduce bus bandwidth per size, 1e9 bytes/s"},
-      {"interprobe_allreduce_algbw_gbps", "All-reduce algorithm bandwidth per size, 1e9 bytes/s"},
-      {"interprobe_allreduce_rank_mean_time_us", "All-reduce time per size averaged over the ranks, microseconds"},
-      {"interprobe_allreduce_rank_mean_busbw_gbps", "All-reduce bus bandwidth per size from the ranks' mean time, 1e9 bytes/s"},
-      {"interprobe_allreduce_latency_us", "All-reduce time at the smallest size, microseconds"},
-      {"interprobe_allreduce_peak_busbw_gbps", "Highest all-reduce bus bandwidth of the sweep, 1e9 bytes/s"},
-      {"interprobe_allreduce_plateau_busbw_gbps", "All-reduce bus bandwidth at the large sizes, 1e9 bytes/s"},
-      {"interprobe_allreduce_half_plateau_bytes", "Smallest all-reduce size reaching half the plateau bandwidth, bytes"},
-      {"interprobe_compute_memory_gbps", "Device memory bandwidth measured by the compute engine, 1e9 bytes/s"},
-      {"interprobe_compute_launch_floor_us", "Shortest time of an empty kernel launch (host: call), microseconds"},
-      {"interprobe_compute_peak_tflops", "Measured GEMM peak per data type, 1e12 floating-point operations/s"},
-      {"interprobe_compute_gemm_time_us", "Median GEMM time per shape and M, microseconds"},
-      {"interprobe_compute_gemm_tflops", "GEMM throughput per shape and M, 1e12 floating-point operations/s"},
-      {"interprobe_compute_gemm_peak_ratio", "GEMM throughput as a fraction of the measured peak"},
-      {"interprobe_compute_gemm_memory_bandwidth_ratio", "GEMM operand traffic as a fraction of the measured memory bandwidth"},
-      {"interprobe_telemetry_gpu_utilization_ratio", "NVML utilization averaged over the run (any kernel running counts)"},
-      {"interprobe_telemetry_gpu_power_watts", "Power draw averaged over the run, watts"},
-      {"interprobe_telemetry_gpu_power_limit_ratio", "Power draw as a fraction of the power limit, averaged over the run"},
-      {"interprobe_telemetry_gpu_sm_clock_ratio", "SM clock as a fraction of its maximum, averaged over the run"},
-      {"interprobe_telemetry_gpu_power_cap_time_ratio", "Fraction of the run the power cap throttled the clocks"},
-      {"interprobe_telemetry_gpu_thermal_time_ratio", "Fraction of the run thermal limits throttled the clocks"},
-      {"interprobe_telemetry_gpu_pcie_gbps", "PCIe traffic averaged over the run, 1e9 bytes/s"},
-      {"interprobe_telemetry_gpu_nvlink_gbps", "NVLink traffic averaged over the run, 1e9 bytes/s"},
-      {"interprobe_telemetry_gpu_sm_active_ratio", "Fraction of time SMs had a warp resident, averaged over the run"},
-      {"interprobe_telemetry_gpu_tensor_active_ratio", "Fraction of time tensor pipes were active, averaged over the run"},
-      {"interprobe_telemetry_gpu_dram_active_ratio", "Fraction of time device memory was busy, averaged over the run"},
-      {"interprobe_bottleneck_modeled_step_us", "Modeled decode step time per workload and batch, microseconds (see provenance)"},
-      {"interprobe_bottleneck_tokens_per_s", "Modeled output tokens per second per workload and batch (see provenance)"},
-      {"interprobe_bottleneck_residual_us", "Observed step time the model does not explain, microseconds"},
-      {"interprobe_bottleneck_communication_latency_us", "Modeled time of the all-reduces' fixed cost per step, microseconds"},
-      {"interprobe_bottleneck_communication_bandwidth_us", "Modeled time of the all-reduces' transfer per step, microseconds"},
-      {"interprobe_bottleneck_gemm_memory_bound_us", "Modeled time of memory-bound GEMMs per step, microseconds"},
-      {"interprobe_bottleneck_gemm_compute_bound_us", "Modeled time of compute-bound GEMMs per step, microseconds"},
-      {"interprobe_bottleneck_cache_reads_us", "Modeled time of KV-cache reads per step, microseconds"},
-      {"interprobe_bottleneck_launch_overhead_us", "Modeled kernel launch overhead per step, microseconds"},
-  };
-  return help;
-}
+using Labels = std::map<std::string, std::string>;
 
 std::string help_of(const std::string& family, const std::string& unit) {
-  const auto& help = help_texts();
+  const auto& help = prometheus_help_texts();
   if (auto it = help.find(family); it != help.end()) return it->second;
   return fmt::format("interprobe report metric, unit {}", unit);  // a row kind newer than this table
 }
@@ -193,17 +57,6 @@ class FamilyTable {
   std::set<std::string> series_;
 };
 
-// A report (or part of one) its writer constructed rather than measured, as fixtures and
-// examples are: a collective sweep noted "constructed", or topology whose NVML reason says so.
-bool constructed(const report::Report& r) {
-  auto says = [](const std::string& text) { return text.find("constructed") != std::string::npos; };
-  if (r.topology && r.topology->nvml_reason && says(*r.topology->nvml_reason)) return true;
-  if (r.collective)
-    for (const auto& s : r.collective->allreduce)
-      for (const auto& n : s.notes)
-        if (says(n)) return true;
-  return false;
-}
 
 void add_info(const report::Report& r, FamilyTable& t) {
   std::map<std::string, std::string> labels{{"version", prometheus_label_value(r.tool.version)},
@@ -212,7 +65,7 @@ void add_info(const report::Report& r, FamilyTable& t) {
   bool simulated = false;
   for (const auto& [name, lib] : r.tool.libraries) simulated = simulated || lib.simulated.has_value();
   labels["simulated"] = simulated ? "true" : "false";
-  labels["constructed"] = constructed(r) ? "true" : "false";
+  labels["constructed"] = constructed_parts(r).empty() ? "false" : "true";
   if (const auto& v = r.virtualization) {
     labels["hypervisor"] = prometheus_label_value(v->hypervisor);
     labels["container"] = prometheus_label_value(v->container);
@@ -222,40 +75,129 @@ void add_info(const report::Report& r, FamilyTable& t) {
   t.add("interprobe_info", help_of("interprobe_info", ""), std::move(labels), 1);
 }
 
+// A bandwidth sweep's own path ("host/memcpy/node0->node0/x1"): the row's path without the
+// section, the size and the leaf. Empty for rows that are not a sweep's (p2p_truth).
+std::string sweep_path(const std::vector<std::string>& segs, const report::MetricRow& row) {
+  if (segs.front() != "bandwidth" || segs.size() < 3 || segs[1] == "p2p_truth") return {};
+  std::size_t n = segs.size();
+  std::size_t drop = (row.labels.count("bytes") || segs[n - 2] == "fit") ? 2 : 1;
+  if (n < drop + 2) return {};
+  std::string out;
+  for (std::size_t i = 1; i + drop < n; ++i) out += (out.empty() ? "" : "/") + segs[i];
+  return out;
+}
+
+// The view's labels that are verdicts on what was measured, not what was measured: they change
+// when a measurement does, so in Prometheus they are state sets of their own (add_state_sets),
+// never labels of a number. `rule` (the telemetry rule that decided a class) is in the report only;
+// topology's `path` ("NV18") holds the NVLink count, which has a gauge of its own.
+bool moving_label(const std::string& section, const std::string& key) {
+  static const std::set<std::string> verdicts{"section", "status", "truth", "bound", "class", "rule", "bottleneck"};
+  if (verdicts.count(key)) return true;
+  if (section == "bottlenecks" && key == "provenance") return true;  // expected bandwidth's is constant
+  return section == "topology" && key == "path";
+}
+
 void add_rows(const std::vector<report::MetricRow>& rows, FamilyTable& t) {
   for (const auto& row : rows) {
-    std::map<std::string, std::string> labels;
+    auto section = row.labels.find("section");
+    std::string section_name = section == row.labels.end() ? "" : section->second;
+    Labels labels;
     for (const auto& [key, value] : row.labels)
-      if (key != "section") labels[prometheus_label_name(key)] = prometheus_label_value(value);
-    auto segs = path_segments(row.path);
+      if (!moving_label(section_name, key)) labels[prometheus_label_name(key)] = prometheus_label_value(value);
+    auto segs = prometheus_path_segments(row.path);
     if (std::string sweep = sweep_path(segs, row); !sweep.empty()) labels["path"] = prometheus_label_value(sweep);
+    if (auto part = prometheus_bottleneck_part(row)) labels["part"] = *part;
     std::string name = prometheus_family_name(row);
-    t.add(name, help_of(name, row.unit), std::move(labels), row.value);
+    t.add(name, help_of(name, row.unit), std::move(labels), prometheus_value(row));
   }
+}
+
+// A closed vocabulary as a state set: one series per value, 1 for `current` (none when null).
+template <report::NamedEnum E>
+void add_state_set(FamilyTable& t, const std::string& family, const Labels& identity, const std::string& state_label,
+                   std::optional<E> current) {
+  for (const auto& entry : names(E{})) {
+    Labels labels = identity;
+    labels[state_label] = entry.name;
+    t.add(family, help_of(family, ""), std::move(labels), current == entry.value ? 1 : 0);
+  }
+}
+
+// NVML's P2P status per GPU pair and capability, as 0|1 gauges a dashboard can count.
+void add_p2p_support(const report::TopologySection& s, FamilyTable& t) {
+  for (const auto& p : s.gpu_pairs) {
+    if (!p.p2p) continue;
+    const std::pair<const char*, const std::optional<report::P2pCapability>&> kinds[] = {
+        {"read", p.p2p->read}, {"write", p.p2p->write}, {"atomics", p.p2p->atomics}, {"nvlink", p.p2p->nvlink}};
+    for (const auto& [kind, status] : kinds)
+      if (status)
+        t.add("interprobe_p2p_supported", help_of("interprobe_p2p_supported", ""),
+              {{"gpu_a", std::to_string(p.a_index)}, {"gpu_b", std::to_string(p.b_index)}, {"kind", kind}},
+              *status == report::P2pCapability::ok ? 1 : 0);
+  }
+}
+
+// The verdicts moving_label keeps out of the numbers' labels, each with the identity labels of
+// the numbers it belongs to (the same keys and spellings as report/model/metrics.cpp gives them).
+void add_state_sets(const report::Report& r, FamilyTable& t) {
+  using report::to_string;
+  for (const auto& p : r.probes)
+    add_state_set(t, "interprobe_probe_status", {{"probe", prometheus_label_value(p.name)}}, "status", std::optional(p.status));
+  if (r.bandwidth)
+    for (const auto& p : r.bandwidth->p2p_pairs)
+      add_state_set(t, "interprobe_p2p_truth", {{"src", prometheus_label_value(p.src)}, {"dst", prometheus_label_value(p.dst)}},
+                    "truth", std::optional(p.truth));
+  if (r.compute)
+    for (const auto& e : r.compute->engines)
+      for (const auto& p : e.points)
+        add_state_set(t, "interprobe_compute_gemm_bound",
+                      {{"engine", to_string(e.engine)}, {"dtype", to_string(p.dtype)}, {"shape", prometheus_label_value(p.shape)},
+                       {"m", std::to_string(p.m)}, {"n", std::to_string(p.n)}, {"k", std::to_string(p.k)}},
+                      "bound", p.bound);
+  if (r.telemetry)
+    for (const auto& g : r.telemetry->gpus) {
+      Labels identity{{"gpu", std::to_string(g.index)}};
+      if (g.bdf) identity["bdf"] = prometheus_label_value(*g.bdf);
+      add_state_set(t, "interprobe_telemetry_gpu_class", identity, "class", std::optional(g.overall.classification));
+    }
+  if (r.bottlenecks)
+    for (const auto& w : r.bottlenecks->workloads)
+      for (const auto& b : w.batches) {
+        Labels identity{{"model", prometheus_label_value(w.model)}, {"tp", std::to_string(w.tp)}, {"batch", std::to_string(b.batch)}};
+        add_state_set(t, "interprobe_bottleneck_dominant", identity, "part", b.bottleneck);
+        Labels step = identity;
+        step["part"] = "step";
+        add_state_set(t, "interprobe_bottleneck_provenance", step, "provenance", std::optional(b.provenance));
+        for (const auto& c : b.categories) {
+          Labels part = identity;
+          part["part"] = to_string(c.category);
+          add_state_set(t, "interprobe_bottleneck_provenance", part, "provenance", std::optional(c.provenance));
+        }
+      }
 }
 
 }  // namespace
 
-std::string prometheus_family_name(const report::MetricRow& row) {
-  auto segs = path_segments(row.path);
-  if (segs.empty() || segs.front().empty()) return "interprobe_unnamed";
-  std::string name = fmt::format("interprobe_{}_{}", family_stem(segs), leaf_with_unit(segs.back(), row.unit));
-  return name_chars(name, /*colon_allowed=*/true);  // starts with "interprobe_": never a digit
+std::optional<double> prometheus_epoch_seconds(const std::string& iso8601_utc) {
+  std::tm tm{};
+  const char* end = strptime(iso8601_utc.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end) return std::nullopt;
+  double fraction = 0;
+  if (*end == '.') {  // "…:37.25Z"
+    char* after = nullptr;
+    fraction = std::strtod(end, &after);
+    end = after;
+  }
+  if (std::string_view(end) != "Z") return std::nullopt;
+  return static_cast<double>(timegm(&tm)) + fraction;
 }
-
-std::string prometheus_label_name(std::string_view key) {
-  if (key == "bytes") return "size_bytes";
-  std::string name = name_chars(std::string(key), /*colon_allowed=*/false);
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) name.insert(0, "_");
-  while (name.rfind("__", 0) == 0) name.erase(0, 1);  // "__" starts names Prometheus reserves
-  return name;
-}
-
-std::string prometheus_label_value(std::string_view raw) { return printable(raw, {.keep_newlines = true}); }
 
 std::vector<PrometheusFamily> prometheus_families(const report::Report& r) {
   FamilyTable t;
   add_info(r, t);
+  if (auto started = prometheus_epoch_seconds(r.host.started_at))
+    t.add("interprobe_report_timestamp_seconds", help_of("interprobe_report_timestamp_seconds", ""), {}, *started);
   auto rows = report::metrics_of(r);
   for (const auto& row : rows) {
     auto probe = row.labels.find("probe");
@@ -265,6 +207,8 @@ std::vector<PrometheusFamily> prometheus_families(const report::Report& r) {
           status->second == "ok" ? 1 : 0);
   }
   add_rows(rows, t);
+  if (r.topology) add_p2p_support(*r.topology, t);
+  add_state_sets(r, t);
   for (const auto& f : r.findings)
     t.add("interprobe_finding", help_of("interprobe_finding", ""),
           {{"id", prometheus_label_value(f.id)}, {"severity", std::string(report::to_string(f.severity))}}, 1);

@@ -31,7 +31,8 @@ json read_json(const fs::path& file) {
 }
 
 std::vector<std::string> fleet_args(int ranks, std::vector<std::string> args) {
-  std::vector<std::string> all{"-np", std::to_string(ranks), INTERPROBE_BINARY, "fleet", "-q"};
+  // Sweeps up to 4 MiB: two ranks share two cores, and the plateau adds nothing to these tests.
+  std::vector<std::string> all{"-np", std::to_string(ranks), INTERPROBE_BINARY, "fleet", "-q", "--max-size", "4M"};
   all.insert(all.end(), args.begin(), args.end());
   return all;
 }

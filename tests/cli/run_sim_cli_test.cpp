@@ -20,7 +20,9 @@ TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
   auto file = tree.path() / "report.json";
   // One model: the host GEMMs of three at three batches are not what this test is about.
   std::string model = std::string(INTERPROBE_SOURCE_DIR) + "/examples/models/mixtral-8x7b.json";
-  auto p = run_interprobe({"run", "-o", file.string(), "-q", "--model", model},
+  // Sweeps up to 16 MiB: the simulated links take real time; the sizes past it add nothing here
+  // (sizes from about 16 MiB last long enough for the NVML sampler to see them).
+  auto p = run_interprobe({"run", "-o", file.string(), "-q", "--max-size", "16M", "--model", model},
                           {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
                            std::string("INTERPROBE_NCCL_LIB=") + INTERPROBE_SIM_NCCL,
                            std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML,
@@ -43,12 +45,19 @@ TEST(RunSimulated, EveryGpuSectionComesOutMarkedSimulatedAndValidates) {
       EXPECT_EQ(s.status, interprobe::report::SweepStatus::complete) << to_string(s.kind) << " " << s.reason.value_or("");
     }
   EXPECT_GE(cuda_sweeps, 5);  // h2d, d2h per GPU, the peer copies
+  const std::uint64_t max_size_bytes = 16u << 20;  // --max-size 16M: every sweep ends there
+  for (const auto& s : r.bandwidth->sweeps) {
+    ASSERT_FALSE(s.points.empty()) << to_string(s.kind);
+    EXPECT_EQ(s.points.back().bytes, max_size_bytes) << to_string(s.kind);
+  }
   bool corrupt = false;
   for (const auto& pair : r.bandwidth->p2p_pairs) corrupt |= pair.truth == interprobe::report::P2pTruth::corrupt;
   EXPECT_TRUE(corrupt);
   ASSERT_TRUE(r.collective);
   ASSERT_FALSE(r.collective->allreduce.empty());
   EXPECT_EQ(r.collective->allreduce[0].status, interprobe::report::AllreduceStatus::complete) << r.collective->allreduce[0].reason.value_or("");
+  for (const auto& s : r.collective->allreduce) EXPECT_LE(s.points.back().bytes, max_size_bytes);
+  for (const auto& s : r.collective->sweeps) EXPECT_LE(s.points.back().bytes, max_size_bytes);
   // The compute probe's cuda engine ran on the simulated cuBLASLt (the quick plan's shapes exceed
   // what the engine lets the simulator multiply: ceilings and peaks only, each shape skipped with a note).
   ASSERT_TRUE(r.compute);
@@ -110,4 +119,11 @@ TEST(RunSimulated, MeasuredP2pGridMarksDirectAndStagedPairs) {
     EXPECT_NE(rows.find(word), std::string::npos) << device << "\n" << rows;
     EXPECT_EQ(rows.find(other), std::string::npos) << device << "\n" << rows;
   }
+}
+
+TEST(RunSimulated, AMaxSizeBelowOneMebibyteIsRefusedBeforeAnythingRuns) {
+  auto p = run_interprobe({"run", "-q", "--max-size", "64K"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("--max-size 64K: give at least 1M"), std::string::npos) << p.err;
+  EXPECT_EQ(run_interprobe({"run", "-q", "--max-size", "4Q"}).exit_code, 2);
 }

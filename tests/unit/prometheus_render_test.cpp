@@ -63,9 +63,28 @@ report::Report hostile_report() {
   b.modeled_step_us = 6000;
   b.tokens_per_s = 166.7;
   b.provenance = report::Provenance::interpolated;
+  b.bottleneck = report::StepCategory::communication_latency;
+  b.categories.push_back({report::StepCategory::communication_latency, 4000.0, report::Provenance::measured});
+  b.categories.push_back({report::StepCategory::gemm_memory_bound, 2000.0, report::Provenance::assumed});
   w.batches.push_back(b);
   r.bottlenecks->workloads.push_back(w);
   r.findings.push_back({"virt.machine_type_i440fx", report::Severity::warn, "t", {}, "r", {}});
+  // Two GPUs: NVML says P2P read OK and write not supported; the copies found the pair staged.
+  r.topology = report::TopologySection{};
+  report::GpuPair pair;
+  pair.a_index = 0;
+  pair.b_index = 1;
+  pair.path = "NV4";
+  pair.nvlink_count = 4;
+  pair.p2p = report::P2pStatus{report::P2pCapability::ok, report::P2pCapability::not_supported, std::nullopt, std::nullopt};
+  r.topology->gpu_pairs.push_back(pair);
+  report::P2pPairTruth truth;
+  truth.src = "gpu0";
+  truth.dst = "gpu1";
+  truth.truth = report::P2pTruth::staged;
+  truth.staged_gbps = 12.5;
+  truth.staged_latency_us = 9.0;
+  r.bandwidth->p2p_pairs.push_back(truth);
   return r;
 }
 
@@ -81,30 +100,57 @@ std::vector<std::string> lines_of(const std::string& text) {
 TEST(PrometheusNames, FamiliesCarryTheSectionTheKindAndTheUnit) {
   // view path, unit -> family
   const std::vector<std::array<std::string, 3>> cases{
-      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps", "gbps", "interprobe_bandwidth_gbps"},
-      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/time_us", "us", "interprobe_bandwidth_time_us"},
-      {"bandwidth/cuda/h2d/node0->gpu0/pinned/fit/peak_gbps", "gbps", "interprobe_bandwidth_fit_peak_gbps"},
-      {"bandwidth/p2p_truth/gpu0->gpu1/staged_latency_us", "us", "interprobe_bandwidth_staged_latency_us"},
-      {"collective/nccl/p2p-off/half/in_place/8B/time_us", "us", "interprobe_allreduce_time_us"},
+      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps", "gbps", "interprobe_bandwidth_bytes_per_second"},
+      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/time_us", "us", "interprobe_bandwidth_time_seconds"},
+      {"bandwidth/cuda/h2d/node0->gpu0/pinned/fit/peak_gbps", "gbps", "interprobe_bandwidth_fit_peak_bytes_per_second"},
+      {"bandwidth/cuda/h2d/node0->gpu0/pinned/fit/t0_us", "us", "interprobe_bandwidth_fit_t0_seconds"},
+      {"bandwidth/host/cpu_clock_ghz", "ghz", "interprobe_bandwidth_cpu_clock_hertz"},
+      {"bandwidth/p2p_truth/gpu0->gpu1/p2p_gbps", "gbps", "interprobe_p2p_peer_bandwidth_bytes_per_second"},
+      {"bandwidth/p2p_truth/gpu0->gpu1/staged_latency_us", "us", "interprobe_p2p_staged_latency_seconds"},
+      {"collective/nccl/p2p-off/half/in_place/8B/time_us", "us", "interprobe_allreduce_time_seconds"},
       {"collective/mpi/half_plateau_bytes", "bytes", "interprobe_allreduce_half_plateau_bytes"},
       {"probes/bandwidth/duration_s", "s", "interprobe_probe_duration_seconds"},
-      {"topology/gpus/0/link/current_gts", "gts", "interprobe_topology_gpu_link_current_gts"},
+      {"topology/gpus/0/link/current_gts", "gts", "interprobe_topology_gpu_link_current_transfers_per_second"},
       {"topology/gpus/0/memory_bytes", "bytes", "interprobe_topology_gpu_memory_bytes"},
+      {"topology/gpu_pairs/0-1/nvlink_count", "count", "interprobe_topology_gpu_pair_nvlinks"},
       {"topology/numa_nodes/0/memory_bytes", "bytes", "interprobe_topology_numa_node_memory_bytes"},
-      {"compute/host/peak/fp32/tflops", "tflops", "interprobe_compute_peak_tflops"},
-      {"compute/host/fp32/gate_up_tp4/m16/tflops", "tflops", "interprobe_compute_gemm_tflops"},
-      {"compute/host/memory/triad/gbps", "gbps", "interprobe_compute_memory_gbps"},
-      {"compute/cuda/launch_floor_us", "us", "interprobe_compute_launch_floor_us"},
+      {"compute/host/peak/fp32/tflops", "tflops", "interprobe_compute_peak_floating_point_operations_per_second"},
+      {"compute/host/fp32/gate_up_tp4/m16/tflops", "tflops", "interprobe_compute_gemm_floating_point_operations_per_second"},
+      {"compute/host/memory/triad/gbps", "gbps", "interprobe_compute_memory_bytes_per_second"},
+      {"compute/cuda/launch_floor_us", "us", "interprobe_compute_launch_floor_seconds"},
       {"telemetry/gpu3/power_w", "w", "interprobe_telemetry_gpu_power_watts"},
       {"telemetry/gpu3/sm_active_fraction", "fraction", "interprobe_telemetry_gpu_sm_active_ratio"},
-      {"bottlenecks/org_m/tp8/b1/communication_latency_us", "us", "interprobe_bottleneck_communication_latency_us"},
+      {"bottlenecks/org_m/tp8/b1/tokens_per_s", "tokens_per_s", "interprobe_bottleneck_tokens_per_second"},
+      // Every step category is one family; the category is the `part` label.
+      {"bottlenecks/org_m/tp8/b1/communication_latency_us", "us", "interprobe_bottleneck_part_seconds"},
+      {"bottlenecks/org_m/tp8/b1/gemm_memory_bound_us", "us", "interprobe_bottleneck_part_seconds"},
+      {"bottlenecks/org_m/tp8/b1/modeled_step_us", "us", "interprobe_bottleneck_modeled_step_seconds"},
       {"system/logical_cpus", "count", "interprobe_system_logical_cpus"},
       // A second sweep over one path ("#2") is the same family.
-      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps#2", "gbps", "interprobe_bandwidth_gbps"},
+      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps#2", "gbps", "interprobe_bandwidth_bytes_per_second"},
       // A section this table does not know still gets a valid name.
       {"new-section/a b/rate.x", "gbps", "interprobe_new_section_rate_x"},
   };
   for (const auto& [path, unit, family] : cases) EXPECT_EQ(prometheus_family_name(row(path, unit)), family) << path;
+}
+
+// Issue 36: the name says the base unit, so the value is in it (promtool: "should not contain
+// abbreviated units"; the old names were _gbps, _us, _gts, _tflops with the report's numbers).
+TEST(PrometheusNames, ValuesAreInTheBaseUnitTheNameSays) {
+  auto value = [](double v, const std::string& unit) {
+    report::MetricRow r = row("x/y", unit);
+    r.value = v;
+    return render::prometheus_value(r);
+  };
+  EXPECT_DOUBLE_EQ(value(9.5, "gbps"), 9.5e9);
+  EXPECT_EQ(value(28256, "us"), 0.028256);  // divided, not multiplied by 1e-6: the decimal prints as written
+  EXPECT_DOUBLE_EQ(value(2.5, "s"), 2.5);
+  EXPECT_DOUBLE_EQ(value(16, "gts"), 16e9);
+  EXPECT_DOUBLE_EQ(value(4.5, "ghz"), 4.5e9);
+  EXPECT_DOUBLE_EQ(value(989.5, "tflops"), 989.5e12);
+  EXPECT_DOUBLE_EQ(value(0.25, "fraction"), 0.25);
+  EXPECT_DOUBLE_EQ(value(7, "count"), 7);
+  EXPECT_DOUBLE_EQ(value(3, "a-unit-from-later"), 3);  // unknown units are left as they are
 }
 
 TEST(PrometheusNames, LabelNamesAreValidAndNeverReserved) {
@@ -135,7 +181,8 @@ TEST(PrometheusFamilies, InfoProbesRowsFindingsInOrderEachSeriesOnce) {
   for (const auto& f : families) names.push_back(f.name);
   ASSERT_GE(names.size(), 4u);
   EXPECT_EQ(names[0], "interprobe_info");
-  EXPECT_EQ(names[1], "interprobe_probe_ok");
+  EXPECT_EQ(names[1], "interprobe_report_timestamp_seconds");
+  EXPECT_EQ(names[2], "interprobe_probe_ok");
   EXPECT_EQ(names.back(), "interprobe_finding");
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << "a family twice";
 
@@ -148,7 +195,7 @@ TEST(PrometheusFamilies, InfoProbesRowsFindingsInOrderEachSeriesOnce) {
       EXPECT_EQ(f.samples[0].value, 1);
       EXPECT_EQ(f.samples[1].value, 0);
     }
-    if (f.name == "interprobe_bandwidth_gbps") {
+    if (f.name == "interprobe_bandwidth_bytes_per_second") {
       // The rerun is a second series of the family, told apart by `repeat`.
       ASSERT_EQ(f.samples.size(), 2u);
       EXPECT_EQ(f.samples[0].labels.at("size_bytes"), "268435456");
@@ -157,14 +204,102 @@ TEST(PrometheusFamilies, InfoProbesRowsFindingsInOrderEachSeriesOnce) {
       EXPECT_EQ(f.samples[0].labels.count("repeat"), 0u);
       EXPECT_EQ(f.samples[1].labels.at("repeat"), "2");
     }
-    if (f.name == "interprobe_bandwidth_expected_gbps") {
+    if (f.name == "interprobe_bandwidth_expected_bytes_per_second") {
       EXPECT_EQ(f.samples.at(0).labels.at("provenance"), "not_measured");
     }
-    if (f.name == "interprobe_bottleneck_tokens_per_s") {
-      EXPECT_EQ(f.samples.at(0).labels.at("provenance"), "interpolated");
+    if (f.name == "interprobe_bottleneck_tokens_per_second") {
       EXPECT_EQ(f.samples.at(0).labels.at("model"), kHostileModel);
+      EXPECT_EQ(f.samples.at(0).labels.count("provenance"), 0u) << "a verdict, in interprobe_bottleneck_provenance";
     }
   }
+}
+
+const render::PrometheusFamily* family_named(const std::vector<render::PrometheusFamily>& families, const std::string& name) {
+  for (const auto& f : families)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+// Issue 36: the bottleneck, its provenance, the P2P verdict were labels of the numbers, so every
+// change of them started a new series; now each is a state set and the numbers keep their series.
+TEST(PrometheusFamilies, VerdictsAreStateSetsBesideNumbersWithStableLabels) {
+  auto families = render::prometheus_families(hostile_report());
+  const auto* parts = family_named(families, "interprobe_bottleneck_part_seconds");
+  ASSERT_NE(parts, nullptr);
+  ASSERT_EQ(parts->samples.size(), 2u);
+  EXPECT_EQ(parts->samples[0].labels.at("part"), "communication_latency");
+  EXPECT_DOUBLE_EQ(parts->samples[0].value, 0.004);
+  const std::set<std::string> state_sets{"interprobe_probe_status", "interprobe_p2p_truth", "interprobe_compute_gemm_bound",
+                                         "interprobe_telemetry_gpu_class", "interprobe_bottleneck_dominant",
+                                         "interprobe_bottleneck_provenance"};
+  for (const auto& f : families) {
+    if (state_sets.count(f.name)) continue;
+    for (const auto& s : f.samples)
+      for (const char* verdict : {"bottleneck", "truth", "bound", "class", "rule", "status"})
+        EXPECT_EQ(s.labels.count(verdict), 0u) << f.name << " has " << verdict;
+  }
+
+  const auto* dominant = family_named(families, "interprobe_bottleneck_dominant");
+  ASSERT_NE(dominant, nullptr);
+  ASSERT_EQ(dominant->samples.size(), 6u) << "one series per step category";
+  for (const auto& s : dominant->samples) {
+    EXPECT_EQ(s.labels.at("model"), kHostileModel);
+    EXPECT_EQ(s.value, s.labels.at("part") == "communication_latency" ? 1 : 0) << s.labels.at("part");
+  }
+  const auto* provenance = family_named(families, "interprobe_bottleneck_provenance");
+  ASSERT_NE(provenance, nullptr);
+  ASSERT_EQ(provenance->samples.size(), 3u * 5u) << "step and two parts, five provenances each";
+  std::set<std::string> ones;
+  for (const auto& s : provenance->samples)
+    if (s.value == 1) ones.insert(s.labels.at("part") + "=" + s.labels.at("provenance"));
+  EXPECT_EQ(ones, (std::set<std::string>{"step=interpolated", "communication_latency=measured", "gemm_memory_bound=assumed"}));
+
+  const auto* truth = family_named(families, "interprobe_p2p_truth");
+  ASSERT_NE(truth, nullptr);
+  ASSERT_EQ(truth->samples.size(), 4u);
+  for (const auto& s : truth->samples) EXPECT_EQ(s.value, s.labels.at("truth") == "staged" ? 1 : 0);
+  const auto* status = family_named(families, "interprobe_probe_status");
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(status->samples.size(), 2u * 4u);
+}
+
+TEST(PrometheusFamilies, P2pPairsHaveSupportGaugesAndTheirMeasuredBandwidth) {
+  auto families = render::prometheus_families(hostile_report());
+  const auto* supported = family_named(families, "interprobe_p2p_supported");
+  ASSERT_NE(supported, nullptr);
+  ASSERT_EQ(supported->samples.size(), 2u) << "read and write; NVML gave no atomics or nvlink status";
+  EXPECT_EQ(supported->samples[0].labels, (std::map<std::string, std::string>{{"gpu_a", "0"}, {"gpu_b", "1"}, {"kind", "read"}}));
+  EXPECT_EQ(supported->samples[0].value, 1);
+  EXPECT_EQ(supported->samples[1].labels.at("kind"), "write");
+  EXPECT_EQ(supported->samples[1].value, 0);
+  const auto* staged = family_named(families, "interprobe_p2p_staged_bandwidth_bytes_per_second");
+  ASSERT_NE(staged, nullptr);
+  EXPECT_EQ(staged->samples.at(0).labels, (std::map<std::string, std::string>{{"dst", "gpu1"}, {"src", "gpu0"}}));
+  EXPECT_DOUBLE_EQ(staged->samples.at(0).value, 12.5e9);
+  EXPECT_EQ(family_named(families, "interprobe_p2p_peer_bandwidth_bytes_per_second"), nullptr) << "not measured: no series";
+  // The pair's NVLink count is a gauge; the nvidia-smi label "NV4" that holds it is not a label.
+  const auto* nvlinks = family_named(families, "interprobe_topology_gpu_pair_nvlinks");
+  ASSERT_NE(nvlinks, nullptr);
+  EXPECT_EQ(nvlinks->samples.at(0).labels.count("path"), 0u);
+  EXPECT_EQ(nvlinks->samples.at(0).labels.at("pcie_path"), "unknown");
+}
+
+// Re-rendering a saved report must not look like a fresh measurement.
+TEST(PrometheusFamilies, TheTimestampIsWhenTheReportWasMeasured) {
+  EXPECT_EQ(render::prometheus_epoch_seconds("2026-12-04T10:00:00Z"), 1796378400.0);
+  EXPECT_EQ(render::prometheus_epoch_seconds("2026-12-04T10:00:00.25Z"), 1796378400.25);
+  EXPECT_EQ(render::prometheus_epoch_seconds("2026-12-04 10:00"), std::nullopt);
+  EXPECT_EQ(render::prometheus_epoch_seconds("2026-12-04T10:00:00+01:00"), std::nullopt);
+  auto families = render::prometheus_families(hostile_report());
+  const auto* stamp = family_named(families, "interprobe_report_timestamp_seconds");
+  ASSERT_NE(stamp, nullptr);
+  ASSERT_EQ(stamp->samples.size(), 1u);
+  EXPECT_EQ(stamp->samples[0].value, 1796378400.0);
+  EXPECT_TRUE(stamp->samples[0].labels.empty());
+  auto unstamped = hostile_report();
+  unstamped.host.started_at = "yesterday";
+  EXPECT_EQ(family_named(render::prometheus_families(unstamped), "interprobe_report_timestamp_seconds"), nullptr)
+      << "no time is better than a made-up one";
 }
 
 TEST(PrometheusRender, EscapesHostileLabelValuesPerTheFormat) {

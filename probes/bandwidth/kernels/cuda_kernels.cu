@@ -24,6 +24,11 @@ extern "C" __global__ void interprobe_hold(const volatile int* flag, int* timed_
   }
 }
 
+// 16-byte loads each thread issues before it stores any: nvbandwidth's stridingMemcpyKernel keeps
+// 12 in flight (pipe_0 .. pipe_11). One at a time, each thread waits a whole round trip over
+// NVLink or PCIe per 16 bytes and the SM copy reads low against nvbandwidth's.
+constexpr int kCopyLoadsInFlight = 12;
+
 // dst[0..bytes) = src[0..bytes), 16-byte loads and stores where both are aligned.
 extern "C" __global__ void interprobe_copy(unsigned char* dst, const unsigned char* src, std::uint64_t bytes) {
   std::uint64_t tid = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
@@ -32,7 +37,15 @@ extern "C" __global__ void interprobe_copy(unsigned char* dst, const unsigned ch
   std::uint64_t vectors = aligned ? bytes / 16 : 0;
   const uint4* s4 = reinterpret_cast<const uint4*>(src);
   uint4* d4 = reinterpret_cast<uint4*>(dst);
-  for (std::uint64_t i = tid; i < vectors; i += stride) d4[i] = s4[i];
+  std::uint64_t i = tid;
+  for (; i + (kCopyLoadsInFlight - 1) * stride < vectors; i += kCopyLoadsInFlight * stride) {
+    uint4 pipe[kCopyLoadsInFlight];
+#pragma unroll
+    for (int u = 0; u < kCopyLoadsInFlight; ++u) pipe[u] = s4[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kCopyLoadsInFlight; ++u) d4[i + u * stride] = pipe[u];
+  }
+  for (; i < vectors; i += stride) d4[i] = s4[i];
   for (std::uint64_t i = vectors * 16 + tid; i < bytes; i += stride) dst[i] = src[i];
 }
 

@@ -232,23 +232,31 @@ void p2p_on_what_if(const report::Report& r, const WorkloadRequest& rq, const Pr
                                     before_us / 1e3, after_us / 1e3, observed, row->basis)));
 }
 
-// CUDA graphs, where the engine measured launches both ways: the step's kernels at the graph's
-// per-kernel cost. The model counts kernels, not the gaps between them, so this is the launch
-// part of the lever only.
-void cuda_graphs_what_if(const ReportPrices& measured, const WorkloadRequest& rq, const PriceSource& prices,
-                         const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+// CUDA graphs, where the engine measured launches both ways, or where an assumed target runs
+// eager (`graphs=off`): the step's kernels at the graph's per-kernel cost. The model counts
+// kernels, not the gaps between them, so this is the launch part of the lever only.
+void cuda_graphs_what_if(const ReportPrices& measured, const std::optional<AssumedTarget>& target,
+                         const WorkloadRequest& rq, const PriceSource& prices, const report::BatchEstimate& b,
+                         std::vector<report::WhatIf>& out) {
   auto graph_us = measured.graph_launch_floor_us();
+  Provenance graph_provenance = Provenance::measured;
+  bool launches_assumed = category_provenance(b, StepCategory::launch_overhead) == report::Provenance::assumed;
+  if (target && !target->cuda_graphs && (!graph_us || launches_assumed)) {
+    graph_us = assumed_efficiency().kernel_graph_us;
+    graph_provenance = Provenance::assumed;
+  }
   double eager_us = category_us(b, StepCategory::launch_overhead);
   if (!graph_us || eager_us <= 0) return;
-  GraphLaunchPrices graphs(prices, *graph_us);
+  GraphLaunchPrices graphs(prices, *graph_us, graph_provenance);
   auto step = workload::decode_step(rq.model, {rq.tp, b.batch, rq.context_tokens, 2});
   auto e = price_step(step, graphs);
   if (!e.bottleneck) return;
   double after_us = category_us(to_batch(step, e), StepCategory::launch_overhead);
   out.push_back(what_if("CUDA graphs", b.batch, e.tokens_per_s, b.tokens_per_s, e.provenance,
-                        fmt::format("{} kernels at {:.2f} us each in a captured graph (measured): launches {:.2f} -> {:.2f} "
+                        fmt::format("{} kernels at {:.2f} us each in a captured graph ({}): launches {:.2f} -> {:.2f} "
                                     "ms per step; the gaps between kernels are not modelled",
-                                    b.counts.kernels_estimated, *graph_us, eager_us / 1e3, after_us / 1e3)));
+                                    b.counts.kernels_estimated, *graph_us, report::to_string(graph_provenance), eager_us / 1e3,
+                                    after_us / 1e3)));
 }
 
 // An observation judges the batch it was made at; the worst-explained one decides.
@@ -323,6 +331,14 @@ void judge(report::WorkloadEstimate& w, bool target_p2p_missing, bool host_price
                              100 * largest.bottleneck_fraction.value_or(0));
   w.lever = lever_for(top, target_p2p_missing, judged, largest);
   double unexplained = observed ? *observed->residual_us / *observed->observed_step_us : 0;
+  // The observed step beside the modeled one, whichever way the residual goes.
+  if (observed && unexplained <= kUnexplainedLimit)
+    w.verdict += unexplained >= 0
+                     ? fmt::format("; observed {:.1f} ms at batch {}: the model explains {:.0f}% of it, {:.1f} ms unexplained",
+                                   *observed->observed_step_us / 1e3, observed->batch, 100 * (1 - unexplained),
+                                   *observed->residual_us / 1e3)
+                     : fmt::format("; observed {:.1f} ms at batch {}: the model is {:.0f}% slower", *observed->observed_step_us / 1e3,
+                                   observed->batch, -100 * unexplained);
   if (observed && unexplained > kUnexplainedLimit) {
     w.verdict = fmt::format("{}: the model explains {:.0f}% of the observed {:.1f} ms step at batch {}; {:.1f} ms is "
                             "unexplained, so what limits it is not established. Of what is explained, {} leads ({:.3g} ms, "
@@ -428,7 +444,9 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
   ReportPrices measured(report);
   std::unique_ptr<AssumedPrices> assumed = options.assume ? assumed_prices(measured, *options.assume) : nullptr;
   const PriceSource& prices = assumed ? static_cast<const PriceSource&>(*assumed) : measured;
-  const GpuSpec* assumed_gpu = options.assume ? parse_assume(*options.assume).gpu : nullptr;
+  std::optional<AssumedTarget> target;
+  if (options.assume) target = parse_assume(*options.assume);
+  const GpuSpec* assumed_gpu = target ? target->gpu : nullptr;
   // The GPUs priced are the report's own unless --assume names another kind.
   bool report_gpus_priced = !assumed_gpu || measured.gpus_are(assumed_gpu->device_match);
 
@@ -457,7 +475,7 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     removal_what_ifs(*b, w.what_ifs);
     lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
     if (report_gpus_priced) p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
-    cuda_graphs_what_if(measured, rq, prices, *b, w.what_ifs);
+    cuda_graphs_what_if(measured, target, rq, prices, *b, w.what_ifs);
   }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
   bool gpus = report.topology && !report.topology->gpus.empty();
@@ -468,6 +486,15 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
                      std::any_of(report.compute->engines.begin(), report.compute->engines.end(),
                                  [](const report::ComputeEngineResult& e) { return !e.points.empty(); });
   judge(w, report_gpus_priced && p2p_missing(report), gpus && host_priced);
+  if (target && !target->cuda_graphs) {
+    const auto& e = assumed_efficiency();
+    double moved_ms = static_cast<double>(w.batches.front().counts.kernels_estimated) * (e.kernel_eager_us - e.kernel_graph_us) / 1e3;
+    w.notes.push_back(fmt::format("eager launches are assumed (graphs=off): against CUDA graphs ({:.0f} against {:.0f} us per "
+                                  "kernel) that choice moves the step {:.1f} ms at batch {}; the engine's command line and "
+                                  "startup log decide it (--disable-cuda-graph or --enforce-eager; SGLang logs \"Capture cuda "
+                                  "graph\" when it captures)",
+                                  e.kernel_eager_us, e.kernel_graph_us, moved_ms, w.batches.front().batch));
+  }
   check_memory_fit(report, rq, assumed_gpu, w);
   name_the_measurements(rq, w);
   if (!gpus && host_priced && !assumed_gpu && w.confidence == report::Confidence::high) {

@@ -14,19 +14,19 @@ namespace interprobe::bottleneck {
 namespace {
 
 // Dense peaks (no sparsity). Where a datasheet gives only the sparse figure it is halved, and
-// the basis says so. The host launch cost is docs/reference.md §7's ≈ 3 µs per eager kernel.
+// the basis says so.
 constexpr std::array<GpuSpec, 8> kSpecs{{
-    {"h100-sxm", "NVIDIA H100 SXM5 80GB", "H100", 3350, 80, 989.4, 1978.9, 0, 3, "nvswitch-h100",
+    {"h100-sxm", "NVIDIA H100 SXM5 80GB", "H100", 3350, 80, 989.4, 1978.9, 0, "nvswitch-h100",
      "NVIDIA H100 datasheet (SXM5)"},
-    {"h200", "NVIDIA H200 SXM 141GB", "H200", 4800, 141, 989.4, 1978.9, 0, 3, "nvswitch-h100", "NVIDIA H200 datasheet"},
-    {"b200", "NVIDIA B200", "B200", 8000, 180, 2250, 4500, 9000, 3, "nvswitch-b200", "NVIDIA B200 datasheet (HGX B200, per GPU)"},
-    {"a100-sxm", "NVIDIA A100 SXM4 80GB", "A100-SXM4-80GB", 2039, 80, 312, 0, 0, 3, "nvswitch-a100",
+    {"h200", "NVIDIA H200 SXM 141GB", "H200", 4800, 141, 989.4, 1978.9, 0, "nvswitch-h100", "NVIDIA H200 datasheet"},
+    {"b200", "NVIDIA B200", "B200", 8000, 180, 2250, 4500, 9000, "nvswitch-b200", "NVIDIA B200 datasheet (HGX B200, per GPU)"},
+    {"a100-sxm", "NVIDIA A100 SXM4 80GB", "A100-SXM4-80GB", 2039, 80, 312, 0, 0, "nvswitch-a100",
      "NVIDIA A100 datasheet (80GB SXM)"},
-    {"a100-40gb", "NVIDIA A100 SXM4 40GB", "A100-SXM4-40GB", 1555, 40, 312, 0, 0, 3, "nvswitch-a100",
+    {"a100-40gb", "NVIDIA A100 SXM4 40GB", "A100-SXM4-40GB", 1555, 40, 312, 0, 0, "nvswitch-a100",
      "NVIDIA A100 datasheet (40GB SXM: 1,555 GB/s)"},
-    {"l40s", "NVIDIA L40S", "L40S", 864, 48, 362.05, 733, 0, 3, "pcie-p2p", "NVIDIA L40S datasheet"},
-    {"l4", "NVIDIA L4", "L4", 300, 24, 121, 242.5, 0, 3, "pcie-no-p2p", "NVIDIA L4 datasheet"},
-    {"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell (96 GB GDDR7)", "RTX PRO 6000", 1792, 96, 500, 1000, 2000, 3, "pcie-p2p",
+    {"l40s", "NVIDIA L40S", "L40S", 864, 48, 362.05, 733, 0, "pcie-p2p", "NVIDIA L40S datasheet"},
+    {"l4", "NVIDIA L4", "L4", 300, 24, 121, 242.5, 0, "pcie-no-p2p", "NVIDIA L4 datasheet"},
+    {"rtx-pro-6000", "NVIDIA RTX PRO 6000 Blackwell (96 GB GDDR7)", "RTX PRO 6000", 1792, 96, 500, 1000, 2000, "pcie-p2p",
      "NVIDIA RTX PRO 6000 Blackwell datasheet: 1,792 GB/s; 4,000 FP4 TOPS with sparsity, halved for dense, FP8 and BF16 "
      "at 1/2 and 1/4 of it"},
 }};
@@ -59,8 +59,13 @@ constexpr std::array<EngineSpec, 3> kEngines{{
 // sizes grade against memory; grouped expert GEMMs with a few tokens per expert reach less
 // (aiconfigurator's known MoE misses); ~80% of dense peak at large GEMMs (790 of 989 TFLOP/s
 // bf16 on H100), less for decode shapes; a kernel replayed from a CUDA graph still costs its
-// launch on the device and its ramp (about 2 us, assumed).
-constexpr DecodeEfficiency kEfficiency{0.80, 0.6, 0.7, 2.0};
+// launch on the device and its ramp (about 2 us, assumed). An eager engine pays, per kernel, the
+// framework's dispatch on the host as well as the launch: PyTorch's Python -> pybind11 ->
+// dispatcher -> backend -> cudaLaunchKernel path costs about 5-25 us of CPU per op (J. Lin, "From
+// PyTorch op to kernel launch", GPU kernel serving lesson 18); 10 us assumed, and on 8 SM120 GPUs
+// SGLang measured a 2.4x slower decode step eager than under graphs (sgl-project/sglang PR 24047:
+// 240 vs 97.5 ms per token for DeepSeek-V4-Flash at batch 1).
+constexpr DecodeEfficiency kEfficiency{0.80, 0.6, 0.7, 2.0, 10.0};
 
 template <typename Table>
 auto find_in(const Table& table, std::string_view key) -> decltype(&table[0]) {
@@ -133,7 +138,9 @@ std::string AssumedTarget::describe() const {
                      link->busbw_gbps, link->basis, engine->key, host_step_us.value_or(engine->host_step_us),
                      host_step_us ? ", given" : "", engine->basis,
                      cuda_graphs ? fmt::format("CUDA graphs on ({:.1f} us per kernel, assumed)", kEfficiency.kernel_graph_us)
-                                 : fmt::format("eager launches ({:.1f} us per kernel)", gpu->launch_us));
+                                 : fmt::format("eager (graphs off: {:.1f} us per kernel for the framework's dispatch and the "
+                                               "launch on the host, assumed)",
+                                               kEfficiency.kernel_eager_us));
 }
 
 double AssumedPrices::peak_tflops(workload::WeightDtype dtype) const {
@@ -200,7 +207,7 @@ std::optional<Price> AssumedPrices::launches(std::int64_t kernels) const {
   double host_us = target_.host_step_us.value_or(target_.engine->host_step_us);
   if (use_.compute)
     if (auto p = measured_.launches(kernels)) return Price{p->us + host_us, worst(p->provenance, Provenance::assumed)};
-  double per_kernel_us = target_.cuda_graphs ? kEfficiency.kernel_graph_us : target_.gpu->launch_us;
+  double per_kernel_us = target_.cuda_graphs ? kEfficiency.kernel_graph_us : kEfficiency.kernel_eager_us;
   return Price{per_kernel_us * static_cast<double>(kernels) + host_us, Provenance::assumed};
 }
 

@@ -23,7 +23,6 @@ struct GpuSpec {
   double bf16_tflops;        // dense tensor-core peaks, datasheet boost clock
   double fp8_tflops;         // 0: no FP8 tensor cores
   double nvfp4_tflops;       // 0: no FP4 tensor cores
-  double launch_us;          // one eager kernel launch on the host
   const char* default_link;  // the interconnect of the usual multi-GPU system (a LinkSpec key)
   const char* basis;         // where the numbers come from
 };
@@ -71,6 +70,7 @@ struct DecodeEfficiency {
   double grouped_moe = 0;  // extra factor for grouped expert GEMMs with few tokens per expert
   double compute = 0;      // achieved / peak tensor throughput for compute-bound GEMMs
   double kernel_graph_us = 0;  // fixed cost per kernel replayed from a CUDA graph
+  double kernel_eager_us = 0;  // host cost per kernel of an eager (PyTorch) engine: dispatch + launch
 };
 const DecodeEfficiency& assumed_efficiency();
 

@@ -122,6 +122,9 @@ const report::AllreduceSweep* ReportPrices::sweep_at(std::int64_t ranks) const {
   return best;
 }
 
+// Priced from the slowest rank's time (`time_us`), not the mean over ranks the renderers headline as
+// nccl-tests does: a decode step's next layer waits until every rank has the reduced tensor, so the
+// step pays the slowest rank. The layout what-ifs (layout_whatif.cpp) read the same field for that reason.
 std::optional<Price> ReportPrices::all_reduce(std::int64_t bytes, std::int64_t ranks) const {
   const auto* sweep = sweep_at(ranks);
   if (!sweep) return std::nullopt;

@@ -103,4 +103,28 @@ std::optional<std::string> tie_telemetry(const report::TelemetrySection& t, cons
   return fmt::format("{}; at batch {} {}", observed, batch->batch, relation(most->first, *window, *batch->bottleneck));
 }
 
+std::optional<std::string> busy_at_partial_power(const report::TelemetrySection& t) {
+  std::size_t busy = 0;
+  double utilization = 0, power = 0;
+  for (const auto& g : t.gpus) {
+    const auto& a = g.overall.averages;
+    if (!a.utilization_fraction || !a.power_limit_fraction) continue;
+    if (*a.utilization_fraction < 0.9 || *a.power_limit_fraction > 0.7) continue;
+    ++busy;
+    utilization += *a.utilization_fraction;
+    power += *a.power_limit_fraction;
+  }
+  if (busy == 0 || 2 * busy <= t.gpus.size()) return std::nullopt;
+  double n = static_cast<double>(busy);
+  return fmt::format("observed while serving: {} of {} GPUs {:.0f}% utilized at {:.0f}% of their power limit, busy "
+                     "without being loaded: the step waits on small kernels, launches and all-reduces (latency- or "
+                     "launch-bound), it does not stream weights at full bandwidth",
+                     busy, t.gpus.size(), 100 * utilization / n, 100 * power / n);
+}
+
+void join_telemetry(const report::TelemetrySection& t, report::WorkloadEstimate& w) {
+  w.observed = tie_telemetry(t, w);
+  if (auto busy = busy_at_partial_power(t)) w.verdict += "; " + *busy;
+}
+
 }  // namespace interprobe::bottleneck

@@ -43,21 +43,23 @@ class P2pOnPrices : public ForwardingPrices {
 };
 
 // CUDA graphs: `measured`, with each kernel launch at the per-kernel cost the engine measured
-// for a chain replayed from a captured graph.
+// for a chain replayed from a captured graph (or the assumed one, for an assumed eager target).
 class GraphLaunchPrices : public ForwardingPrices {
  public:
-  GraphLaunchPrices(const PriceSource& measured, double graph_launch_us) : ForwardingPrices(measured), graph_us_(graph_launch_us) {}
+  GraphLaunchPrices(const PriceSource& measured, double graph_launch_us, Provenance graph_provenance = Provenance::measured)
+      : ForwardingPrices(measured), graph_us_(graph_launch_us), graph_provenance_(graph_provenance) {}
   // The kernels at the graph's cost; the per-step host cost (what the source prices for zero
   // kernels: the engine's scheduler, when assumed) stays, graphs do not remove it.
   std::optional<Price> launches(std::int64_t kernels) const override {
     auto fixed = ForwardingPrices::launches(0);
     double fixed_us = fixed ? fixed->us : 0;
     return Price{graph_us_ * static_cast<double>(kernels) + fixed_us,
-                 fixed_us > 0 ? worst(Provenance::measured, fixed->provenance) : Provenance::measured};
+                 fixed_us > 0 ? worst(graph_provenance_, fixed->provenance) : graph_provenance_};
   }
 
  private:
   double graph_us_;
+  Provenance graph_provenance_;
 };
 
 }  // namespace interprobe::bottleneck

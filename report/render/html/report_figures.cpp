@@ -116,7 +116,7 @@ std::vector<LineChart> collective_charts(const report::Report& r) {
       if (p.in_place) continue;
       std::string note = p.wrong_elements ? fmt::format("{} WRONG elements", p.wrong_elements) : "";
       t.points.push_back({static_cast<double>(p.bytes), p.time_us, p.min_us, p.max_us, note});
-      b.points.push_back({static_cast<double>(p.bytes), p.busbw_gbps, std::nullopt, std::nullopt, note});
+      b.points.push_back({static_cast<double>(p.bytes), report::headline_of(p).busbw_gbps, std::nullopt, std::nullopt, note});
     }
     if (t.points.empty()) continue;
     time.series.push_back(std::move(t));
@@ -124,7 +124,8 @@ std::vector<LineChart> collective_charts(const report::Report& r) {
   }
   if (time.series.empty()) return out;
   time.notes.push_back("median of the slowest rank; band: fastest to slowest sample");
-  busbw.notes.push_back("busbw = algbw x 2(n-1)/n as nccl-tests prints it; 0 with one rank (not drawn on a log axis)");
+  busbw.notes.push_back("busbw = algbw x 2(n-1)/n from the mean over ranks, as nccl-tests prints it (the slowest rank's "
+                        "where a report has no mean); 0 with one rank (not drawn on a log axis)");
   out.push_back(std::move(time));
   out.push_back(std::move(busbw));
   return out;

@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
 #include <new>
+#include <string>
 
 #include "probes/compute/cublaslt_api.hpp"
 #include "sim_config.hpp"
@@ -21,6 +25,8 @@ struct cublasLtContext {
   const SimConfig* config = nullptr;
   int (*current_device)() = nullptr;
   int (*enqueue)(cu::Stream, void (*)(void*), void*, double) = nullptr;
+  std::uint64_t (*write_epoch)() = nullptr;
+  int (*lazy_load)(const char*) = nullptr;
 };
 
 namespace {
@@ -77,12 +83,60 @@ double tflops_of(const CublasLtSpec& s, ElementType t) {
   return t == ElementType::fp8_e4m3 ? s.fp8_tflops : t == ElementType::bf16 ? s.bf16_tflops : s.f16_tflops;
 }
 
-// Device seconds of one matmul under the description's model.
-double model_seconds(const SimConfig& c, const Problem& p, bool reads_c) {
+// A device's L2 as GEMMs leave it: the buffers they read or wrote, most recent first, at most the
+// device's L2 size in all (least recently used out first). A buffer larger than the L2 passes
+// through it and leaves nothing behind. Only GEMMs touch this model: copies and kernels of the
+// simulated libcuda do not evict (they never run between the GEMMs a sweep times).
+class L2Model {
+ public:
+  // Whether [p, p + bytes) is all still in the L2; then makes it the most recent.
+  bool touch(const void* p, std::uint64_t bytes, std::uint64_t l2_bytes) {
+    auto it = std::find_if(lines_.begin(), lines_.end(), [&](const auto& l) { return l.first == p; });
+    bool hit = it != lines_.end() && it->second >= bytes;
+    if (it != lines_.end()) {
+      held_ -= it->second;
+      lines_.erase(it);
+    }
+    if (bytes > l2_bytes) {
+      lines_.clear();
+      held_ = 0;
+      return false;
+    }
+    lines_.emplace_front(p, bytes);
+    held_ += bytes;
+    while (held_ > l2_bytes) {
+      held_ -= lines_.back().second;
+      lines_.pop_back();
+    }
+    return hit;
+  }
+
+ private:
+  std::list<std::pair<const void*, std::uint64_t>> lines_;
+  std::uint64_t held_ = 0;
+};
+
+// Device seconds of one matmul under the description's model: A and B come from the L2 (at
+// l2_gbps) when an earlier GEMM on the device left them there, else from memory
+// (links.device.gbps), as do C and D.
+double model_seconds(const SimConfig& c, int device, const Problem& p, const void* pa, const void* pb, const void* pd,
+                     bool reads_c) {
+  static std::mutex m;
+  static std::map<int, L2Model> l2;
+  const std::uint64_t l2_bytes = c.devices.at(static_cast<std::size_t>(device)).l2_bytes;
   double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  double bytes = static_cast<double>(element_bytes(p.in)) * static_cast<double>(p.k) * static_cast<double>(p.m + p.n) +
-                 4.0 * static_cast<double>(p.m * p.n) * (reads_c ? 2 : 1);
-  return c.cublaslt.latency_us * 1e-6 + std::max(flops / (tflops_of(c.cublaslt, p.in) * 1e12), bytes / (c.device.gbps * 1e9));
+  auto eb = static_cast<std::uint64_t>(element_bytes(p.in));
+  std::uint64_t a_bytes = eb * p.m * p.k, b_bytes = eb * p.k * p.n, d_bytes = 4 * p.m * p.n;
+  double memory_s = 0;
+  {
+    std::lock_guard lock(m);
+    L2Model& cache = l2[device];
+    memory_s += static_cast<double>(a_bytes) / ((cache.touch(pa, a_bytes, l2_bytes) ? c.l2_gbps : c.device.gbps) * 1e9);
+    memory_s += static_cast<double>(b_bytes) / ((cache.touch(pb, b_bytes, l2_bytes) ? c.l2_gbps : c.device.gbps) * 1e9);
+    cache.touch(pd, d_bytes, l2_bytes);
+  }
+  memory_s += static_cast<double>(d_bytes) * (reads_c ? 2 : 1) / (c.device.gbps * 1e9);
+  return c.cublaslt.latency_us * 1e-6 + std::max(flops / (tflops_of(c.cublaslt, p.in) * 1e12), memory_s);
 }
 
 void run_job(void* data) {
@@ -107,9 +161,11 @@ SIM_API lt::Status cublasLtCreate(lt::Handle* out) {
   auto* h = new cublasLtContext;
   h->current_device = reinterpret_cast<int (*)()>(dlsym(cuda, "interprobe_sim_current_device"));
   h->enqueue = reinterpret_cast<int (*)(cu::Stream, void (*)(void*), void*, double)>(dlsym(cuda, "interprobe_sim_enqueue"));
+  h->write_epoch = reinterpret_cast<std::uint64_t (*)()>(dlsym(cuda, "interprobe_sim_write_epoch"));
+  h->lazy_load = reinterpret_cast<int (*)(const char*)>(dlsym(cuda, "interprobe_sim_lazy_load"));
   if (config) h->config = static_cast<const SimConfig*>(config());
   dlclose(cuda);  // RTLD_NOLOAD took a reference; the process keeps the library loaded
-  if (!h->config || !h->current_device || !h->enqueue) {
+  if (!h->config || !h->current_device || !h->enqueue || !h->write_epoch || !h->lazy_load) {
     delete h;
     return lt::kNotInitialized;  // a real libcuda: this simulator cannot drive it
   }
@@ -248,6 +304,11 @@ SIM_API lt::Status cublasLtMatmul(lt::Handle h, lt::MatmulDesc op, const void* a
   if (p.status != lt::kSuccess) return p.status;
   if (algo && algo->data[kWorkspace] > 0 && (!workspace || workspace_bytes < algo->data[kWorkspace]))
     return lt::kInvalidValue;
+  // The kernel for this problem loads at its first launch in the context (lazy loading, CUDA 12.2+)
+  // and waits for the context's running kernels: behind a spinning kernel the call blocks, as on a GPU.
+  const std::string kernel = "matmul " + std::to_string(static_cast<int>(p.in)) + " " + std::to_string(p.m) + "x" +
+                             std::to_string(p.n) + "x" + std::to_string(p.k);
+  if (h->lazy_load(kernel.c_str()) != 0) return lt::kExecutionFailed;
   auto* job = new MatmulJob;
   job->a = matrix(a), job->b = matrix(b), job->c = matrix(c), job->d = matrix(d);
   job->trans_a = desc(op).trans_a, job->trans_b = desc(op).trans_b;
@@ -256,7 +317,9 @@ SIM_API lt::Status cublasLtMatmul(lt::Handle h, lt::MatmulDesc op, const void* a
   std::memcpy(&job->beta, beta, sizeof(float));
   job->corrupt = h->config->faults.corrupt_matmul;
   job->m = p.m, job->n = p.n, job->k = p.k;
-  if (h->enqueue(stream, run_job, job, model_seconds(*h->config, p, job->beta != 0)) != 0) {
+  job->write_epoch = h->write_epoch;
+  double seconds = model_seconds(*h->config, h->current_device(), p, pa, pb, pd, job->beta != 0);
+  if (h->enqueue(stream, run_job, job, seconds) != 0) {
     delete job;
     return lt::kExecutionFailed;
   }

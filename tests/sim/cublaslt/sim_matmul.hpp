@@ -31,10 +31,15 @@ struct MatmulJob {
   float alpha = 1, beta = 0;
   bool corrupt = false;  // faults.corrupt_matmul: every output off by K/4
   std::uint64_t m = 0, n = 0, k = 0;
+  // The simulated libcuda's count of writes to memory (interprobe_sim_write_epoch); null: never
+  // skip a repeat.
+  std::uint64_t (*write_epoch)() = nullptr;
 };
 
-// Computes the job; a repeat of the last job on the same output with unchanged inputs and output
-// is skipped (a sweep runs thousands of identical GEMMs, the host is far slower than the model).
+// Computes the job. A repeat is skipped: the output last written with the same problem from
+// inputs of the same contents (hashed once per write epoch, so weights rotated across copies of
+// one pattern count as one), while nothing but GEMMs wrote memory since (a sweep runs thousands
+// of identical GEMMs, and the host is far slower than the model).
 void run_matmul(const MatmulJob& job);
 
 }  // namespace interprobe::sim

@@ -157,6 +157,7 @@ SimConfig default_config() {
   c.devices[0].pci_bus_id = "0000:1b:00.0";
   c.devices[1].pci_bus_id = "0000:1c:00.0";
   c.peer_access = {{false, true}, {true, false}};
+  c.l2_gbps = 3 * c.device.gbps;
   return c;
 }
 
@@ -178,6 +179,8 @@ SimConfig parse_config(const std::string& json_text, const std::string& origin) 
     c.peer = read_link(links, "peer", c.peer);
     c.peer_reverse = read_link(links, "peer_reverse", c.peer);
     c.staged = read_link(links, "staged", c.staged);
+    c.l2_gbps = j.value("l2_gbps", 3 * c.device.gbps);
+    if (!(c.l2_gbps > 0)) throw std::runtime_error("l2_gbps: must be > 0");
     json faults = j.value("faults", json::object());
     c.faults.corrupt_peer_copies = faults.value("corrupt_peer_copies", false);
     c.faults.hang_peer_copies = faults.value("hang_peer_copies", false);

@@ -105,6 +105,9 @@ struct SimConfig {
   LinkModel peer{50, 2};     // direct peer copies (peer access on)
   LinkModel peer_reverse{50, 2};  // direct peer copies from a higher to a lower device (default: = peer)
   LinkModel staged{10, 12};  // peer copies with peer access off (the driver stages them)
+  // Reads the L2 serves (the simulated cuBLASLt: an operand still in the device's L2 from an earlier
+  // GEMM); 0 = three times links.device.gbps (an assumption of the simulator, not a datasheet value).
+  double l2_gbps = 0;
   double kernel_us = 2.5;    // an empty kernel (launch floor kernels) on the device clock
   Faults faults;
   DriverBehavior driver;

@@ -38,6 +38,21 @@ SIM_API int interprobe_sim_current_device() {
   return c ? c->device : -1;
 }
 
+// How many writes to memory the simulated driver has done (State::write_epoch).
+SIM_API std::uint64_t interprobe_sim_write_epoch() { return state().write_epoch.load(std::memory_order_acquire); }
+
+// A library (the simulated cuBLASLt) about to launch its kernel `key` for the first time in the
+// current context: under lazy loading the kernel loads now and waits for the context's running
+// kernels, as cuModuleGetFunction does here (a library's kernels load lazily too: cuBLAS ships
+// them in fatbins the driver loads on first use). 0, or CUDA_ERROR_INVALID_CONTEXT without one.
+SIM_API int interprobe_sim_lazy_load(const char* key) {
+  Context* ctx = current_context();
+  if (!ctx) return cu::kErrorInvalidContext;
+  if (!key) return cu::kErrorInvalidValue;
+  if (state().lazy_loading && ctx->loaded_library_kernels.insert(key).second) wait_context_idle(ctx);
+  return cu::kSuccess;
+}
+
 // Runs fn(data) on the stream's worker, then advances its device clock by `device_s` seconds;
 // without a stream (0 or a legacy handle): at once on this thread. 0 on success.
 SIM_API int interprobe_sim_enqueue(cu::Stream h, void (*fn)(void*), void* data, double device_s) {

@@ -161,6 +161,7 @@ SIM_API cu::Result cuMemAlloc_v2(cu::DevicePtr* out, std::size_t bytes) {
   if (!p) return cu::kErrorOutOfMemory;
   s.allocations[reinterpret_cast<std::uintptr_t>(p)] = {bytes, ctx->device};
   s.used_bytes[d] += bytes;
+  note_memory_written();  // new memory at an address that may have held a freed buffer
   *out = from_ptr(p);
   return cu::kSuccess;
 }
@@ -179,6 +180,7 @@ SIM_API cu::Result cuMemFree_v2(cu::DevicePtr p) {
   s.used_bytes[static_cast<std::size_t>(it->second.second)] -= it->second.first;
   std::free(to_ptr(p));
   s.allocations.erase(it);
+  note_memory_written();
   return cu::kSuccess;
 }
 
@@ -266,6 +268,7 @@ SIM_API cu::Result cuMemcpyDtoH_v2(void* dst, cu::DevicePtr src, std::size_t byt
   if (int rc = require_context(ctx); rc != cu::kSuccess) return rc;
   drain_legacy();
   std::memcpy(dst, to_ptr(src), bytes);
+  note_memory_written();
   return cu::kSuccess;
 }
 SIM_API cu::Result cuMemcpyHtoD_v2(cu::DevicePtr dst, const void* src, std::size_t bytes) {
@@ -282,11 +285,13 @@ SIM_API cu::Result cuMemcpyHtoD_v2(cu::DevicePtr dst, const void* src, std::size
     legacy->enqueue([staged, to, lag_ms](Stream&) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(lag_ms));
       std::memcpy(to, staged->data(), staged->size());
+      note_memory_written();
     });
     return cu::kSuccess;
   }
   drain_legacy();
   std::memcpy(to_ptr(dst), src, bytes);
+  note_memory_written();
   return cu::kSuccess;
 }
 SIM_API cu::Result cuMemsetD8_v2(cu::DevicePtr dst, unsigned char value, std::size_t bytes) {
@@ -301,9 +306,13 @@ SIM_API cu::Result cuMemsetD8_v2(cu::DevicePtr dst, unsigned char value, std::si
   if (!legacy) {
     drain_legacy();
     std::memset(to, value, bytes);
+    note_memory_written();
     return cu::kSuccess;
   }
-  legacy->enqueue([to, value, bytes](Stream&) { std::memset(to, value, bytes); });
+  legacy->enqueue([to, value, bytes](Stream&) {
+    std::memset(to, value, bytes);
+    note_memory_written();
+  });
   return cu::kSuccess;
 }
 

@@ -114,11 +114,13 @@ void execute(Kernel k, void** params, Stream* on, int device) {
     case Kernel::copy: copy(params, on, device); break;
     case Kernel::fill_pattern:
       fill_pattern(arg<void*>(params, 0), arg<std::uint64_t>(params, 1), arg<std::uint64_t>(params, 2));
+      note_memory_written();
       break;
     case Kernel::count_mismatches: {
       auto bad = count_pattern_mismatches(arg<const void*>(params, 0), arg<std::uint64_t>(params, 1),
                                           arg<std::uint64_t>(params, 2));
       __atomic_add_fetch(arg<unsigned long long*>(params, 3), bad, __ATOMIC_ACQ_REL);
+      note_memory_written();
       break;
     }
     case Kernel::stream_read: stream_read(params, on); break;

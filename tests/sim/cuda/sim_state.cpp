@@ -203,12 +203,15 @@ void timed_copy(Stream* stream, void* dst, const void* src, std::size_t bytes, c
     return;
   }
   std::memmove(dst, src, bytes);
+  note_memory_written();
   if (state().config.faults.ecc_error) state().ecc_tripped = true;
   // A broken peer path: one byte in every 4 KiB page arrives flipped.
   if (corrupt)
     for (std::size_t i = 0; i < bytes; i += 4096) static_cast<unsigned char*>(dst)[i] ^= 0x5a;
   advance_clock(stream, link.seconds_for(bytes));
 }
+
+void note_memory_written() { state().write_epoch.fetch_add(1, std::memory_order_acq_rel); }
 
 void advance_clock(Stream* stream, double seconds) {
   if (!stream) return;

@@ -31,6 +31,7 @@ struct Context {
   int device = 0;
   int retains = 0;
   std::set<int> peers;  // devices whose memory this context may access directly
+  std::set<std::string> loaded_library_kernels;  // lazy loading: other libraries' kernels loaded so far
 };
 
 class Stream;
@@ -94,7 +95,10 @@ struct State {
   // (generation changes), as a real GPU's would until reset. Guarded by streams_m.
   std::set<int> hung_devices;
   std::atomic<std::uint64_t> generation{0};
-  std::atomic<bool> ecc_tripped{false};  // faults.ecc_error: a copy ran, the error is sticky
+  std::atomic<bool> ecc_tripped{false};
+  // Counts writes to memory by anything but the simulated cuBLASLt (copies, memsets, kernels,
+  // allocations, frees): its cache of GEMM inputs stays valid while this does not move.
+  std::atomic<std::uint64_t> write_epoch{0};  // faults.ecc_error: a copy ran, the error is sticky
   // CUDA_MODULE_LOADING at cuInit: LAZY (the default from CUDA 12.2) loads a kernel at its first
   // cuModuleGetFunction, which may wait for the context's running kernels; EAGER loads at
   // cuModuleLoadData.
@@ -114,6 +118,9 @@ int require_context(Context*& ctx);
 // Blocks until every stream of the context is idle (what cuCtxSynchronize, cuMemFree and a lazy
 // kernel load wait for).
 void wait_context_idle(Context* ctx);
+
+// After a write to memory (see State::write_epoch).
+void note_memory_written();
 
 // A copy as the simulated hardware does it: bytes move (memcpy), the stream's clock advances by
 // the link's time, corrupt damages the destination, hang never returns (until the stream is

@@ -128,8 +128,22 @@ SIM_API Result ncclCommInitRank(void** comm, int nranks, UniqueId id, int rank) 
   return kSuccess;
 }
 
+// The device ncclCommInitAll leaves current, as NCCL's src/init.cc: cudaGetDevice(&oldDev) first
+// (device 0 when the thread has no current context, as the runtime answers), cudaSetDevice(dev)
+// for each rank's device, and cudaSetDevice(oldDev) at exit, which makes oldDev's primary context
+// current (CUDA 12: cudaSetDevice initializes the primary context). Our code must not rely on it.
+void set_runtime_device(int device) {
+  auto retain = cuda_entry<int(void**, int)>("cuDevicePrimaryCtxRetain");
+  auto set_current = cuda_entry<int(void*)>("cuCtxSetCurrent");
+  void* ctx = nullptr;
+  if (retain && set_current && retain(&ctx, device) == 0) set_current(ctx);
+}
+
 SIM_API Result ncclCommInitAll(void** comms, int ndev, const int* devices) {
   if (ndev < 1 || !comms) return kInvalidArgument;
+  auto current_device = cuda_entry<int()>("interprobe_sim_current_device");
+  const int old_device = std::max(0, current_device ? current_device() : -1);
+  for (int r = 0; r < ndev; ++r) set_runtime_device(devices ? devices[r] : r);
   auto clique = std::make_shared<Clique>();
   clique->ranks = ndev;
   clique->pending.resize(static_cast<std::size_t>(ndev));
@@ -141,6 +155,7 @@ SIM_API Result ncclCommInitAll(void** comms, int ndev, const int* devices) {
       log_info(Subsys::init, "Channel 00/0 : " + std::to_string(r) + "[" + std::to_string(r) + "] -> " + std::to_string((r + 1) % ndev) + "[" +
                std::to_string((r + 1) % ndev) + "] via " + transport());
   }
+  set_runtime_device(old_device);
   return kSuccess;
 }
 

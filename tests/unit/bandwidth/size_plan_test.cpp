@@ -55,6 +55,17 @@ TEST(SizePlan, CapKeepsSomethingToMeasure) {
   EXPECT_FALSE(capped);
 }
 
+TEST(SizePlan, MaxSizeCutsThePlanAndEndsAtTheCap) {
+  const std::vector<std::uint64_t> plan{8, 64, 512, 4096};
+  EXPECT_EQ(sizes_up_to(plan, 0), plan);      // no --max-size: the plan as it is
+  EXPECT_EQ(sizes_up_to(plan, 1u << 20), plan);  // above the plan: nothing to cut
+  EXPECT_EQ(sizes_up_to(plan, 512), (std::vector<std::uint64_t>{8, 64, 512}));
+  EXPECT_EQ(sizes_up_to(plan, 1000), (std::vector<std::uint64_t>{8, 64, 512, 1000}));  // the cap is measured
+  auto err = input_error([&] { sizes_up_to(plan, 4, "--max-size"); });
+  EXPECT_NE(err.find("--max-size 4 B"), std::string::npos) << err;
+  EXPECT_NE(err.find("give at least 8 B"), std::string::npos) << err;
+}
+
 TEST(Pattern, DetectsEveryKindOfDamage) {
   std::vector<unsigned char> buf(1003);
   fill_pattern(buf.data(), buf.size(), 7);

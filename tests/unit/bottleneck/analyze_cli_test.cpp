@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "report/model/json.hpp"
 #include "support/run_binary.hpp"
@@ -88,4 +89,62 @@ TEST(ExampleReports, EveryExampleReportReadsAndRendersWithItsVerdict) {
     EXPECT_NE(p.out.find("\nverdict\n"), std::string::npos) << entry.path();
   }
   EXPECT_GE(seen, 2);
+}
+
+// What `observe` saw joins the verdict (issue 32): the seed's recording (100% utilization at 55% of
+// the power limit) as a trace, and as the report `observe --replay ... -o` writes; a report without
+// telemetry exits 2 naming the file and the command that records it.
+TEST(AnalyzeCli, ObserveDataJoinsTheVerdictAsTraceOrReport) {
+  char tmpl[] = "/tmp/interprobe-analyze-observe-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  const std::string trace = std::string(INTERPROBE_FIXTURES) + "/telemetry/seed_no_gpm.json";
+  auto observed_report = dir / "o.json";
+  auto rec = run_interprobe({"observe", "--replay", trace, "-o", observed_report.string(), "-q"});
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  for (const std::string& observed : {trace, observed_report.string()}) {
+    auto out = dir / "ranked.json";
+    auto p = run_interprobe({"analyze", kSeed, "--model", kModels + "glm-5-nvfp4.json", "--tp", "8", "--batch", "1",
+                             "--tokens-per-s", "10.33", "--assume", "gpu=rtx-pro-6000,engine=sglang,graphs=off",
+                             "--observe", observed, "-o", out.string(), "-q"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    report::Report r = report::read_report_file(out);
+    ASSERT_TRUE(r.bottlenecks && r.telemetry) << observed;
+    const auto& w = r.bottlenecks->workloads.at(0);
+    EXPECT_NE(w.verdict.find("observed while serving: 2 of 2 GPUs 100% utilized at 55% of their power limit"),
+              std::string::npos)
+        << observed << ": " << w.verdict;
+    ASSERT_TRUE(w.observed) << observed;
+    EXPECT_NE(w.observed->find("undecided"), std::string::npos) << *w.observed;
+    interprobe::testing::expect_schema_valid(out);
+  }
+  auto bad = run_interprobe({"analyze", kSeed, "--model", kModels + "glm-5-nvfp4.json", "--tp", "8", "--assume",
+                             "gpu=rtx-pro-6000", "--observe", kSeed});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--observe " + kSeed + ": the report has no telemetry"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("interprobe observe --duration 60s -o FILE"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
+
+// A report with constructed parts says so first, in text, markdown and HTML; one read from a
+// machine has no banner.
+TEST(AnalyzeCli, AConstructedReportCarriesABannerInItsHeader) {
+  char tmpl[] = "/tmp/interprobe-banner-XXXXXX";
+  fs::path dir = ::mkdtemp(tmpl);
+  auto html = dir / "seed.html";
+  auto text = run_interprobe({"report", kSeed}, {"NO_COLOR=1", "COLUMNS=100"});
+  auto md = run_interprobe({"report", kSeed, "--format", "markdown", "--export-html", html.string()});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  std::ifstream in(html);
+  std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string* out : {&text.out, &md.out, &page}) {
+    auto banner = out->find("CONSTRUCTED, NOT MEASURED");
+    ASSERT_NE(banner, std::string::npos) << *out;
+    EXPECT_LT(banner, out->find("host"));  // first in the header
+    EXPECT_NE(out->find("all-reduce sweep over 8 ranks"), std::string::npos);
+  }
+  auto vm = run_interprobe({"report", std::string(INTERPROBE_SOURCE_DIR) + "/examples/reports/this-vm-run.json"});
+  ASSERT_EQ(vm.exit_code, 0) << vm.err;
+  EXPECT_EQ(vm.out.find("CONSTRUCTED"), std::string::npos);
+  fs::remove_all(dir);
 }

@@ -477,3 +477,31 @@ TEST(SeedCase, TheVerdictSaysWhenAMeasuredPartLeadsOnlyAssumedOnes) {
   EXPECT_TRUE(contains(constructed.verdict, "ms, assumed)")) << constructed.verdict;
   EXPECT_FALSE(contains(constructed.verdict, "parts it leads")) << constructed.verdict;
 }
+
+// Eager, as the seed's engine most likely ran (its story: CUDA graphs "tested earlier with limited
+// success"), each kernel costs the framework's dispatch on the host as well as its launch (10 us,
+// assumed): the modeled step at batch 1 lands within 2x of the observed 96.8 ms, and a CUDA-graphs
+// what-if (assumed) says what capturing the step would take off.
+TEST(SeedCase, PricedEagerTheStepIsWithinTwiceTheObservedAndGraphsAreTheWhatIf) {
+  bn::AnalyzeOptions eager;
+  eager.assume = "gpu=rtx-pro-6000,engine=sglang,graphs=off";
+  auto w = bn::estimate_workload(seed_report(), seed_request(), eager);
+  const auto& b1 = w.batches.at(0);
+  EXPECT_NEAR(category(b1, StepCategory::launch_overhead), 10.0 * static_cast<double>(b1.counts.kernels_estimated) + 200,
+              1e-6);
+  ASSERT_TRUE(b1.observed_step_us);
+  double ratio = b1.modeled_step_us / *b1.observed_step_us;
+  EXPECT_GT(ratio, 0.5) << b1.modeled_step_us;
+  EXPECT_LT(ratio, 2.0) << b1.modeled_step_us;
+  // The residual stays in the verdict, and the note names what decides graphs on or off.
+  EXPECT_TRUE(contains(w.verdict, "observed 96.8 ms at batch 1: the model explains")) << w.verdict;
+  EXPECT_TRUE(any_contains(w.notes, "eager launches are assumed (graphs=off)"));
+  EXPECT_TRUE(any_contains(w.notes, "--disable-cuda-graph"));
+  const report::WhatIf* graphs = nullptr;
+  for (const auto& wi : w.what_ifs)
+    if (wi.batch == 1 && wi.change == "CUDA graphs") graphs = &wi;
+  ASSERT_NE(graphs, nullptr);
+  EXPECT_EQ(graphs->provenance, report::Provenance::assumed);
+  EXPECT_TRUE(contains(graphs->note, "captured graph (assumed)")) << graphs->note;
+  EXPECT_GT(graphs->tokens_per_s.value_or(0), b1.tokens_per_s);
+}

@@ -2,11 +2,15 @@
 // findings, JSON round trip and the nccl-tests-like table.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "probes/collective/collective_probe.hpp"
 #include "common/cpuid.hpp"
 #include "common/errors.hpp"
 #include "common/host_root.hpp"
 #include "common/progress.hpp"
+#include "common/units.hpp"
+#include "probes/collective/allreduce_sweep.hpp"
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
 #include "report/render/renderers.hpp"
@@ -260,4 +264,91 @@ TEST(CollectiveRules, OneFindingPerCauseListsEverySweep) {
   EXPECT_EQ(f.affected, (std::vector<std::string>{"nccl default 8 ranks float", "nccl default 8 ranks half"}));
   EXPECT_EQ(std::get<interprobe::report::ValueList>(f.evidence.at("hung_at_bytes")).size(), 2u);
   EXPECT_NE(f.title.find("2 sweeps"), std::string::npos) << f.title;
+}
+
+namespace {
+// Four ranks under mpirun: the slowest rank takes 1.5x the mean (the figures of ReportsTheMeanRankBesideTheSlowestRank).
+Report four_rank_report(bool with_rank_mean) {
+  Report r;
+  r.tool.version = "test";
+  r.host.started_at = "2026-01-01T00:00:00Z";
+  auto& s = r.collective.emplace().allreduce.emplace_back();
+  s.backend = AllreduceBackend::mpi;
+  s.ranks = 4;
+  for (std::int64_t bytes : {std::int64_t{8}, std::int64_t{1} << 20}) {
+    auto& p = s.points.emplace_back();
+    p.bytes = bytes;
+    p.elements_per_rank = bytes / 4;
+    p.samples = 5;
+    p.time_us = bytes == 8 ? 30 : 300;
+    p.algbw_gbps = static_cast<double>(bytes) / (p.time_us * 1e3);
+    p.busbw_gbps = p.algbw_gbps * 1.5;
+    if (with_rank_mean) {
+      p.rank_mean_time_us = p.time_us / 1.5;
+      p.rank_mean_busbw_gbps = p.busbw_gbps * 1.5;
+    }
+  }
+  s.summary = ic::summarize_sweep(s.points);
+  return r;
+}
+
+// The first line that begins with `start` once its indent and a markdown table's opening pipe are
+// left aside (text tables are indented under their section).
+std::string line_starting(const std::string& text, const std::string& start) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto from = line.find_first_not_of(" |");
+    if (from != std::string::npos && line.compare(from, start.size(), start) == 0) return line;
+  }
+  return "";
+}
+}  // namespace
+
+// nccl-tests prints the mean over ranks by default (src/common.cu: `static int average = 1;`): the
+// headline is that, labelled, with the slowest rank's time beside it. The stored fields keep the slowest.
+TEST(CollectiveReport, HeadlineIsTheMeanOverRanksWithTheSlowestRankBeside) {
+  const Report r = four_rank_report(true);
+  const auto& s = r.collective->allreduce[0];
+  EXPECT_DOUBLE_EQ(*s.summary.latency_us, 30);  // stored: the slowest rank, as before
+  for (auto format : {interprobe::render::Format::text, interprobe::render::Format::markdown}) {
+    const auto out = interprobe::render::render(r, format, {});
+    EXPECT_NE(out.find("mean over ranks, as nccl-tests"), std::string::npos) << out;
+    // The column (its header wraps in a narrow text table) and the caption naming it.
+    EXPECT_NE(out.find("slowest: the slowest rank's time"), std::string::npos) << out;
+    const auto row = line_starting(out, "1M");
+    ASSERT_FALSE(row.empty()) << out;
+    const auto mean_at = row.find(" " + interprobe::format_us(200) + " ");
+    const auto slowest_at = row.find(" " + interprobe::format_us(300) + " ");
+    ASSERT_NE(mean_at, std::string::npos) << row;
+    ASSERT_NE(slowest_at, std::string::npos) << row;
+    EXPECT_LT(mean_at, slowest_at) << row;  // time (the mean) first, then the slowest rank
+    // busbw of the mean time: 1 MiB / 200 us x 1.5.
+    EXPECT_NE(row.find(interprobe::format_gbps(1048576 / 200e3 * 1.5)), std::string::npos) << row;
+    const auto latency = line_starting(out, "latency at 8 B");
+    EXPECT_NE(latency.find(interprobe::format_us(20) + " us (mean over ranks, as nccl-tests; slowest rank " +
+                           interprobe::format_us(30) + " us)"),
+              std::string::npos)
+        << out;
+  }
+}
+
+TEST(CollectiveReport, AReportWithoutTheRankMeanShowsTheSlowestRankLabelled) {
+  const auto out = interprobe::render::render(four_rank_report(false), interprobe::render::Format::text, {});
+  EXPECT_EQ(out.find("slowest: the slowest rank's time"), std::string::npos) << out;
+  EXPECT_EQ(out.find("mean over ranks, as nccl-tests"), std::string::npos) << out;
+  EXPECT_NE(line_starting(out, "latency at 8 B").find(interprobe::format_us(30) + " us (slowest rank)"), std::string::npos) << out;
+  EXPECT_NE(line_starting(out, "1M").find(" " + interprobe::format_us(300) + " "), std::string::npos) << out;
+}
+
+TEST(AllreduceSummary, TheMeanOverRanksSummarizesTheRankMeanFigures) {
+  const Report r = four_rank_report(true);
+  const auto& points = r.collective->allreduce[0].points;
+  const auto mean = interprobe::report::summarize_points(points, interprobe::report::RankAggregate::mean);
+  const auto slowest = interprobe::report::summarize_points(points, interprobe::report::RankAggregate::slowest);
+  EXPECT_DOUBLE_EQ(*mean.latency_us, 20);
+  EXPECT_DOUBLE_EQ(*slowest.latency_us, 30);
+  EXPECT_DOUBLE_EQ(*mean.peak_busbw_gbps, 1.5 * *slowest.peak_busbw_gbps);
+  const auto headline = interprobe::report::headline_of(points[1]);
+  EXPECT_EQ(headline.aggregate, interprobe::report::RankAggregate::mean);
+  EXPECT_DOUBLE_EQ(headline.algbw_gbps, 1048576 / 200e3);
 }

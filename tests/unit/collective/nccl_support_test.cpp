@@ -2,12 +2,15 @@
 // and the child process that measures a further variant.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 
 #include "probes/collective/child_process.hpp"
 #include "probes/collective/nccl_environment.hpp"
 #include "probes/collective/nccl_log.hpp"
 #include "common/errors.hpp"
+#include "common/interrupt.hpp"
 
 namespace ic = interprobe::collective;
 
@@ -89,6 +92,19 @@ TEST(ChildProcess, PassesEnvironmentAndArgumentsWithoutAShell) {
   EXPECT_NE(r.out.find("INTERPROBE_CHILD_TEST=a b;$(x)\n"), std::string::npos);
   auto echo = ic::run_child("/bin/echo", {"; rm -rf /", "$HOME"}, {}, 10);
   EXPECT_EQ(echo.out, "; rm -rf / $HOME\n");
+}
+
+// `kill -INT` of interprobe alone (as `timeout -s INT` in scripts/gpu-check sends it) must not
+// leave a variant's child running to its own limit: the request is passed on to the child.
+TEST(ChildProcess, AnInterruptIsPassedOnToTheChild) {
+  interprobe::request_interrupt();
+  const auto started = std::chrono::steady_clock::now();
+  auto slept = ic::run_child("/bin/sleep", {"30"}, {}, 60);
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  interprobe::clear_interrupt();
+  EXPECT_FALSE(slept.timed_out);
+  EXPECT_EQ(slept.exit_code, 128 + SIGINT);
+  EXPECT_LT(took_s, 10.0);
 }
 
 TEST(ChildProcess, TimeoutKillsAndMissingProgramIsAnError) {

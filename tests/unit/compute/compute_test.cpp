@@ -244,6 +244,17 @@ TEST(ComputeRules, PointAboveThePeakSaysThePeakIsNoCeiling) {
   e.points[0].peak_fraction = 1.05;
   auto within_noise = analysis::derive_findings(one_engine(e));
   EXPECT_FALSE(find_id(within_noise, "compute.peak_below_shape"));
+  // The sweep takes peak_fraction against a point that beat the square GEMM (1.0 here): the rule
+  // compares with the square GEMM's own rate.
+  e.points[0].peak_fraction = 1.0;
+  report::ComputePeak square;
+  square.dtype = ComputeDtype::f32;
+  square.measured_tflops = e.points[0].tflops / 2;
+  e.peaks.push_back(square);
+  auto rebased = analysis::derive_findings(one_engine(e));
+  const auto* again = find_id(rebased, "compute.peak_below_shape");
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->affected.at(0).find("M=64"), std::string::npos);
 }
 
 TEST(ComputeRules, UnsupportedIsInfoAndFailedIsWarnWithTheReason) {

@@ -37,12 +37,12 @@ std::string device_text(const std::string& name) {
 
 // compute --engine cuda on the description `json_text`; the report read back.
 SimRun run_cuda(const std::string& json_text, const std::vector<std::string>& extra = {},
-              const std::string& shapes = "256x512") {
+              const std::string& shapes = "256x512", const std::string& m_values = "1,8") {
   char tmpl[] = "/tmp/interprobe-cuda-compute-XXXXXX";
   SimRun r;
   r.dir = ::mkdtemp(tmpl);
   std::ofstream(r.dir / "sim.json") << json_text;
-  std::vector<std::string> args = {"compute", "--engine", "cuda", "--shapes", shapes, "--m", "1,8",
+  std::vector<std::string> args = {"compute", "--engine", "cuda", "--shapes", shapes, "--m", m_values,
                                    "-o", (r.dir / "compute.json").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   r.process = run_interprobe(args, {std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA,
@@ -94,6 +94,36 @@ TEST(CudaComputeCli, SimulatedH100RunsEveryDtypeVerifiedWithTheAlgorithmRecorded
   auto failed = std::find_if(run.report.findings.begin(), run.report.findings.end(),
                              [](const auto& f) { return f.id == "compute.verification_failed"; });
   EXPECT_EQ(failed, run.report.findings.end());
+  expect_schema_valid(run.dir / "compute.json");
+  fs::remove_all(run.dir);
+}
+
+// Issue 31 point 3 and its "no GEMM above the device's memory bandwidth, no point above its peak".
+// The quick plan's 7168 x 4096 weight (the simulator once skipped it as larger than 4 MiB) runs at
+// M = 1, its weight rotated past the L2; 512 x 512 at M = 128 outruns the latency-bound 256-cubed
+// "peak" (1.9 times it), so peak_fraction is taken against the fastest point, with a note.
+TEST(CudaComputeCli, SimulatedH100GemmsStayUnderMemoryBandwidthAndPeak) {
+  auto run = run_cuda(device_text("h100-sxm-8x-nvswitch.json"), {"--dtype", "bf16"}, "7168x4096,512x512", "1,128");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  const auto& e = cuda_engine(run.report);
+  auto point = [&](std::int64_t m, std::int64_t n) {
+    return std::find_if(e.points.begin(), e.points.end(), [&](const auto& p) { return p.m == m && p.n == n; });
+  };
+  ASSERT_NE(point(1, 7168), e.points.end()) << ::testing::PrintToString(e.notes);
+  ASSERT_NE(point(128, 512), e.points.end());
+  EXPECT_TRUE(has_note(e, "bf16 M=128 7168x4096 skipped: the simulator multiplies on this host"))
+      << ::testing::PrintToString(e.notes);
+  for (const auto& p : e.points) {
+    double gbps = (2.0 * static_cast<double>(p.k * (p.m + p.n)) + 4.0 * static_cast<double>(p.m * p.n)) /
+                  (p.timing.median_us * 1e3);
+    EXPECT_LE(gbps, 1500) << "M=" << p.m << " N=" << p.n;  // the description's memory (links.device)
+    ASSERT_TRUE(p.memory_bandwidth_fraction);
+    EXPECT_LE(*p.memory_bandwidth_fraction, 1.0) << "M=" << p.m << " N=" << p.n;
+    ASSERT_TRUE(p.peak_fraction);
+    EXPECT_LE(*p.peak_fraction, 1.0) << "M=" << p.m << " N=" << p.n;
+  }
+  EXPECT_DOUBLE_EQ(point(128, 512)->peak_fraction.value_or(0), 1.0);
+  EXPECT_TRUE(has_note(e, "bf16 peak: the square GEMM measured")) << ::testing::PrintToString(e.notes);
   expect_schema_valid(run.dir / "compute.json");
   fs::remove_all(run.dir);
 }

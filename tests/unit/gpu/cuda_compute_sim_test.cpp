@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "common/dynlib.hpp"
 #include "common/errors.hpp"
@@ -118,6 +122,63 @@ TEST(CudaComputeSimulated, EventsTimeTheModelOfTheDescription) {
   engine->prepare_stream(0, 16u << 20);
   double pass = 2e-6 + static_cast<double>(16u << 20) / 1500e9;
   EXPECT_NEAR(engine->stream_read_s(4) / 4, pass, pass * 0.02);
+}
+
+// Issue 31 point 2 for cuBLASLt: under lazy loading (driver r535+, the H100 description's r550) the
+// first launch of a problem's kernel waits for the context's running kernels. Timed GEMMs run behind
+// the spinning hold kernel, so the first one must not be the first launch: before prepare() made an
+// untimed call, this stalled until the hold kernel's 10 s timeout and threw.
+TEST(CudaComputeSimulated, TheFirstGemmOfAProblemIsNotLoadedBehindTheHoldKernel) {
+  auto engine = engine_on("h100-sxm-8x-nvswitch.json");
+  for (GemmShape shape : {GemmShape{1, 256, 512}, GemmShape{64, 512, 256}}) {
+    engine->prepare(shape, ComputeDtype::bf16);
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_GT(engine->gemm_s(8), 0.0);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
+    // The untimed call's output was poisoned again: what the check reads is the timed calls'.
+    const auto y = engine->read_outputs({{0, 0}});
+    EXPECT_FALSE(std::isnan(y.at(0)));
+  }
+}
+
+// Issue 31 point 3: the simulated device has an L2 (the H100's 50 MiB from the table of real GPUs,
+// read at 3x links.device.gbps); a 32 MiB bf16 weight read over and over would come from it.
+std::unique_ptr<ComputeEngine> h100_with_memory(std::uint64_t memory_bytes) {
+  interprobe::testing::sim_load(fmt::format(R"({{"devices": [{{"name": "NVIDIA H100 80GB HBM3", "memory_bytes": {}}}],
+                                                "links": {{"device": {{"gbps": 1500, "latency_us": 2}}}}}})",
+                                            memory_bytes));
+  set_library_override(VendorLibrary::cuda_driver, INTERPROBE_SIM_CUDA);
+  set_library_override(VendorLibrary::cublaslt, INTERPROBE_SIM_CUBLASLT);
+  return make_cuda_compute_engine();
+}
+
+// GB/s of M=1 N=K=4096 bf16 GEMMs as the sweep derives them (X, W and Y bytes over the time).
+double decode_gemm_gbps(ComputeEngine& engine) {
+  GemmShape shape{1, 4096, 4096};
+  engine.prepare(shape, ComputeDtype::bf16);
+  double seconds = engine.gemm_s(40) / 40;
+  EXPECT_TRUE(check_gemm(engine, shape, ComputeDtype::bf16).passed);
+  return (2.0 * 4096 * (1 + 4096) + 4.0 * 4096) / seconds / 1e9;
+}
+
+TEST(CudaComputeSimulated, RotatedWeightsAreReadFromMemoryNotTheL2) {
+  auto engine = h100_with_memory(std::uint64_t{80} << 30);
+  double gbps = decode_gemm_gbps(*engine);
+  // One weight buffer: about 2,900 GB/s from the L2. Rotated across 4 copies (128 MiB > 2 x 50 MiB):
+  // memory, 4 us of latency included.
+  EXPECT_LE(gbps, 1500);
+  EXPECT_GE(gbps, 1000);
+  EXPECT_TRUE(any_note_has(*engine, "the weight rotates across 4 copies (128 MiB, over twice the 50 MiB L2)"))
+      << ::testing::PrintToString(engine->notes());
+}
+
+TEST(CudaComputeSimulated, AWeightTheMemoryCannotRotateReadsAboveMemoryBandwidthAndSaysSo) {
+  // 80 MiB of device memory, 32 MiB of it cuBLASLt's workspace: room for one copy of the weight.
+  auto engine = h100_with_memory(std::uint64_t{80} << 20);
+  double gbps = decode_gemm_gbps(*engine);
+  EXPECT_GT(gbps, 1500 * 1.5);  // the L2, not memory: what a benchmark without rotation reports
+  EXPECT_TRUE(any_note_has(*engine, "under twice the 50 MiB L2: all the memory allows; GEMMs may read it from the L2"))
+      << ::testing::PrintToString(engine->notes());
 }
 
 TEST(CudaComputeSimulated, TheLaunchFloorHasAChainAndAGraph) {

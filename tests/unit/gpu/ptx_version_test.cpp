@@ -60,4 +60,21 @@ TEST(PtxVersion, ThePtxCompiledIntoTheBinaryIsAtMostIsa8_0) {
     EXPECT_NE(std::string(interprobe::cuda_kernels::kPtx).find(std::string(".entry ") + entry), std::string::npos) << entry;
 }
 
+// Issue 31 point 8: nvbandwidth's SM copy (stridingMemcpyKernel) keeps 12 16-byte loads in flight
+// per thread; a kernel that loads one and stores it before the next waits a round trip per 16 bytes
+// and reads low against it. The binary's interprobe_copy: 12 vector loads before its first store.
+// (The simulator runs the kernel by name on the host, so the PTX itself is what is checked.)
+TEST(PtxKernels, TheSmCopyKeepsTwelveLoadsInFlightPerThreadAsNvbandwidth) {
+  std::string ptx = interprobe::cuda_kernels::kPtx;
+  auto begin = ptx.find(".entry interprobe_copy");
+  ASSERT_NE(begin, std::string::npos);
+  auto end = ptx.find("\n}", begin);
+  std::string body = ptx.substr(begin, end - begin);
+  auto first_store = body.find("st.global.v4");
+  ASSERT_NE(first_store, std::string::npos);
+  int loads_before = 0;
+  for (auto at = body.find("ld.global.v4"); at < first_store; at = body.find("ld.global.v4", at + 1)) ++loads_before;
+  EXPECT_EQ(loads_before, 12) << body;
+}
+
 }  // namespace

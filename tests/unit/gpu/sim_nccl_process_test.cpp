@@ -187,3 +187,35 @@ TEST_F(SimNcclProcesses, ARankWhosePeerNeverJoinsGetsARemoteErrorAndRemovesTheRe
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 31 point 11: real NCCL's ncclCommInitAll (src/init.cc) saves the runtime's device
+// (cudaGetDevice: 0 without a current context), sets each rank's device, and restores the saved
+// one at exit: that device's primary context is current afterwards. The simulated one does the same,
+// so interprobe's code, which sets its context itself, is tested against what the real one leaves.
+TEST(SimNcclInProcess, InitAllLeavesTheCallersDeviceCurrentAsNcclDoes) {
+  void* cuda = dlopen(INTERPROBE_SIM_CUDA, RTLD_NOW | RTLD_GLOBAL);
+  void* nccl = dlopen(INTERPROBE_SIM_NCCL, RTLD_NOW);
+  ASSERT_TRUE(cuda && nccl) << dlerror();
+  ASSERT_EQ(Rank::entry<int(unsigned)>(cuda, "cuInit")(0), 0);  // the default description: 2 GPUs
+  auto current = Rank::entry<int()>(cuda, "interprobe_sim_current_device");
+  auto init_all = Rank::entry<int(void**, int, const int*)>(nccl, "ncclCommInitAll");
+  auto destroy = Rank::entry<int(void*)>(nccl, "ncclCommDestroy");
+  ASSERT_EQ(current(), -1);
+  void* comms[2] = {};
+  const int last_is_0[2] = {1, 0}, last_is_1[2] = {0, 1};
+  // No context before: device 0's after (cudaGetDevice answered 0), whichever device init set last.
+  ASSERT_EQ(init_all(comms, 2, last_is_1), 0);
+  EXPECT_EQ(current(), 0);
+  for (void* c : comms) destroy(c);
+  // Device 1 current before: device 1 after, though init set device 0 last.
+  void* ctx = nullptr;
+  Rank::entry<int(void**, int)>(cuda, "cuDevicePrimaryCtxRetain")(&ctx, 1);
+  Rank::entry<int(void*)>(cuda, "cuCtxSetCurrent")(ctx);
+  ASSERT_EQ(init_all(comms, 2, last_is_0), 0);
+  EXPECT_EQ(current(), 1);
+  for (void* c : comms) destroy(c);
+}
+
+}  // namespace
