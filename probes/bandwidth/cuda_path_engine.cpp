@@ -57,7 +57,7 @@ class CudaPathEngine : public CopyEngine {
     s.kind = copy_kind(spec_.kind);
     s.src = spec_.src_name;
     s.dst = spec_.dst_name;
-    s.directions = bidir() ? 2 : 1;
+    s.directions = 1;  // a bidirectional run reports its measured direction (below), as nvbandwidth
     if (spec_.src < 0 || spec_.dst < 0 || staged()) s.memory_kind = spec_.pinned ? report::MemoryKind::pinned : report::MemoryKind::pageable;
     else s.memory_kind = report::MemoryKind::device;
     if (!spec_.placement_note.empty()) s.notes.push_back(spec_.placement_note);
@@ -65,7 +65,10 @@ class CudaPathEngine : public CopyEngine {
       s.notes.push_back(fmt::format("SM copy kernel, up to {} blocks of {} threads", blocks(), cuda_kernels::kThreadsPerBlock));
     if (spec_.kind == "p2p_off") s.notes.push_back("peer access disabled: cuMemcpyPeerAsync is staged by the driver");
     if (bidir())
-      s.notes.push_back("both directions at once, each timed by its own events from one start; GB/s is their sum (as nvbandwidth)");
+      s.notes.push_back(fmt::format("{} -> {} while {} -> {} runs at once from the same start: GB/s of the {} -> {} stream "
+                                    "under the opposite traffic (nvbandwidth's CE bidirectional figure)",
+                                    spec_.src_name, spec_.dst_name, spec_.dst_name, spec_.src_name, spec_.src_name,
+                                    spec_.dst_name));
     if (staged())
       s.notes.push_back(fmt::format("D2H then H2D in {} chunks through two pinned halves, overlapped",
                                     format_bytes(spec_.chunk_bytes)));
@@ -189,21 +192,14 @@ class CudaPathEngine : public CopyEngine {
     if (enqueue_s) *enqueue_s = enqueue_clock.elapsed_s();
     wait_or_abandon(*stop_a_);
     double ms = stop_a_->elapsed_ms_since(*start_a_);
-    if (bidir()) {
-      wait_or_abandon(*stop_b_);
-      ms = bidirectional_ms(ms, stop_b_->elapsed_ms_since(*start_b_));
-    }
+    if (bidir()) wait_or_abandon(*stop_b_);  // the opposite traffic ran as long as it had to; its time is not the figure
     return ms * 1e3;
   }
 
-  // nvbandwidth's bidirectional figure is the sum of the two directions' bandwidths, each timed by
-  // its own events (memcpy.cpp: per-stream start/end events, calculateSumBandwidth). The sweep
-  // divides both directions' bytes by one time, so that time is the one whose bandwidth is the sum:
-  // 2 / (1/tA + 1/tB), not max(tA, tB) (which reported twice the slower direction).
-  static double bidirectional_ms(double forward_ms, double reverse_ms) {
-    if (forward_ms <= 0 || reverse_ms <= 0) return std::max(forward_ms, reverse_ms);
-    return 2.0 / (1.0 / forward_ms + 1.0 / reverse_ms);
-  }
+  // nvbandwidth's CE bidirectional tests report the measured stream alone, the other one being
+  // interference (MemcpyOperation's default BandwidthValue::USE_FIRST_BW, calculateFirstBandwidth;
+  // README: "CE bidir. bandwidth = (size of data on measured stream) / (time on measured stream)");
+  // only its SM bidirectional tests sum the two (SUM_BW). Stream A is the measured one here.
 
   // The watchdog: a batch not done within the completion timeout is hung work that still uses this
   // path's buffers and streams. Freeing them would wait for it (cuMemFree and cuCtxSynchronize

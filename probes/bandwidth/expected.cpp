@@ -67,7 +67,7 @@ std::optional<ExpectedRate> expected_rate(const report::TopologySection& t, cons
       r = ExpectedRate{*pair.pcie_bottleneck_gbps, fmt::format("slowest PCIe link on the {} path: {:.1f} GB/s raw",
                                                                report::to_string(pair.pcie_path), *pair.pcie_bottleneck_gbps)};
     }
-    if (r && s.directions == 2) {
+    if (r && s.directions == 2) {  // reports before 2026-12: a bidirectional GB/s summed both directions
       r->gbps *= 2;
       r->basis += ", both directions";
     }

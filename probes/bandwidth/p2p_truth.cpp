@@ -42,7 +42,8 @@ std::vector<report::P2pPairTruth> classify_p2p_pairs(const std::vector<PeerClaim
     // Corruption on any GPU-to-GPU path of this pair (either direction of a bidirectional run).
     std::optional<P2pTruth> truth;
     for (const auto& s : sweeps) {
-      bool pair = (s.src == c.src && s.dst == c.dst) || (s.directions == 2 && s.src == c.dst && s.dst == c.src);
+      const bool both_ways = s.directions == 2 || s.kind == report::CopyKind::p2p_bidir_ce;
+      bool pair = (s.src == c.src && s.dst == c.dst) || (both_ways && s.src == c.dst && s.dst == c.src);
       if (s.engine != report::BandwidthEngine::cuda || !pair || !is_gpu_to_gpu(s.kind)) continue;
       for (const auto& p : s.points)
         if (p.verified == false && !truth) {
