@@ -19,6 +19,8 @@ endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/models ${PROJECT_SOURCE_DIR}/examples/policies
         DESTINATION share/interprobe/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/interprobe)
+# Findings and help cite pages of docs/ and docs/reference.md §N: the pages travel with the tool.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs DESTINATION share/doc/interprobe FILES_MATCHING PATTERN "*.md")
 
 # The man page is made from the binary's own help, so it cannot fall behind the options.
 find_program(HELP2MAN help2man)

@@ -1,6 +1,6 @@
 #pragma once
-// What each collective moves, as nccl-tests accounts for it (src/*.cu; docs in README
-// "collectives"): the per-rank count behind a size, the buffers it needs, the bytes its algbw
+// What each collective moves, as nccl-tests accounts for it (src/*.cu; docs/reference.md §14 and
+// docs/collectives.md): the per-rank count behind a size, the buffers it needs, the bytes its algbw
 // divides, its bus-bandwidth factor, and the data a checked call must leave in each rank's
 // receive buffer. The sweep (allreduce_sweep.cpp) drives every op through these.
 #include <cstddef>

@@ -14,7 +14,7 @@ namespace interprobe {
 using ComputeEngineFactory =
     std::function<std::unique_ptr<ComputeEngine>(report::ComputeEngineKind kind, const ProbeContext& ctx, const ComputeRequest& request)>;
 
-// The engines of this build: host = OpenBLAS, cuda = not built yet.
+// The engines: host = OpenBLAS (or absent when built without it), cuda = cuBLASLt through the CUDA driver.
 std::unique_ptr<ComputeEngine> make_compute_engine(report::ComputeEngineKind kind, const ProbeContext& ctx,
                                                    const ComputeRequest& request);
 

@@ -1,4 +1,4 @@
-// The rules, in the order they are tried (reference.md §11): a limit that holds the clocks
+// The rules, in the order they are tried (docs/reference.md §11): a limit that holds the clocks
 // (thermal, power cap) explains everything after it, so it is named first; then link traffic,
 // then how busy the GPU is, and only with GPM activity what kind of busy.
 #include "probes/telemetry/classify.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// Window aggregation and the rules (reference.md §11, numbers in thresholds.cpp). Pure: the same
+// Window aggregation and the rules (docs/reference.md §11, numbers in thresholds.cpp). Pure: the same
 // trace gives the same section. Compute-bound is only ever concluded from GPM activity, never from
 // utilization and power: NVML utilization counts any running kernel, NCCL's waiting ones included.
 #include <optional>

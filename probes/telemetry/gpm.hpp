@@ -1,6 +1,6 @@
 #pragma once
 // GPM activity (Hopper and newer) for the NVML sampler: whether each GPU gives it (virtualization
-// mode, then nvmlGpmQueryDeviceSupport, then a live two-sample probe; reference.md §11) and, per
+// mode, then nvmlGpmQueryDeviceSupport, then a live two-sample probe; docs/reference.md §11) and, per
 // tick, SM active, SM occupancy, tensor active and DRAM bandwidth utilization since that GPU's
 // previous GPM sample. Reads only.
 #include <memory>

@@ -1,4 +1,4 @@
-// NVML telemetry reads (reference.md §11), dlopen'd. Static limits once per GPU, then per tick:
+// NVML telemetry reads (docs/reference.md §11), dlopen'd. Static limits once per GPU, then per tick:
 // utilization, power and the energy counter, SM/memory clocks, clocks-event reasons and the
 // field values for violation time and PCIe/NVLink bytes; GPM activity where the GPU gives it (gpm.cpp). A call NVML refuses leaves that field
 // null and names the field in the GPU's `unsupported` list once.
@@ -27,7 +27,7 @@ struct Utilization {  // nvmlUtilization_t
   unsigned gpu, memory;
 };
 
-// nvmlFieldValue_t: 40 bytes (reference.md §11).
+// nvmlFieldValue_t: 40 bytes (docs/reference.md §11).
 struct FieldValue {
   unsigned fieldId;
   unsigned scopeId;
@@ -95,7 +95,7 @@ long long value_of(const FieldValue& f) {
                             : static_cast<long long>(f.value.ull);
 }
 
-// Per direction, after line encoding (reference.md §5): GT/s x encoding x lanes / 8.
+// Per direction, after line encoding (docs/reference.md §5): GT/s x encoding x lanes / 8.
 std::optional<double> pcie_capacity_gbps(unsigned gen, unsigned width) {
   static constexpr double kGts[] = {0, 2.5, 5, 8, 16, 32, 64};
   if (gen < 1 || gen > 6 || width < 1 || width > 32) return std::nullopt;

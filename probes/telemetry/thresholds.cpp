@@ -1,4 +1,4 @@
-// The one table of telemetry thresholds. Numbers from reference.md §11 (which condenses NVIDIA's
+// The one table of telemetry thresholds. Numbers from docs/reference.md §11 (which condenses NVIDIA's
 // NVML/DCGM documentation and the measurements cited there); the two marked "interprobe" are this
 // tool's choices where the sources name a signal but no number, stated so they can be argued with.
 #include "probes/telemetry/thresholds.hpp"
@@ -9,16 +9,16 @@ namespace interprobe::telemetry {
 
 namespace {
 
-constexpr const char* kRef = "reference.md §11 (classification per window)";
+constexpr const char* kRef = "docs/reference.md §11 (classification per window)";
 
 constexpr ThresholdRow kTable[] = {
     {Threshold::min_window_s, "min_window_s", 1.0, "a window shorter than this is undecided",
-     "reference.md §11: NVML utilization is a duty cycle over 1/6-1 s, so classify windows >= 1 s"},
+     "docs/reference.md §11: NVML utilization is a duty cycle over 1/6-1 s, so classify windows >= 1 s"},
     {Threshold::idle_utilization, "idle_utilization", 0.05, "idle: utilization below", kRef},
     {Threshold::thermal_share, "thermal_share", 0.20,
      "thermal-limited: HW slowdown/thermal/power-brake or SW thermal bits in at least this share of samples, or thermal "
      "violation time growing for this share of the window",
-     "interprobe: reference.md §11 names the bits and counters but no share; the power-cap share is reused"},
+     "interprobe: docs/reference.md §11 names the bits and counters but no share; the power-cap share is reused"},
     {Threshold::power_cap_share, "power_cap_share", 0.20,
      "power-capped: SW power cap bit (0x4) in at least this share of samples (or violation time for this share)", kRef},
     {Threshold::power_cap_power_fraction, "power_cap_power_fraction", 0.90, "power-capped: power at least this of the enforced limit", kRef},
@@ -27,7 +27,7 @@ constexpr ThresholdRow kTable[] = {
      "interconnect-bound: PCIe or NVLink bytes at least this of the link's capacity", kRef},
     {Threshold::interconnect_quiet_fraction, "interconnect_quiet_fraction", 0.10,
      "host-starved needs the interconnect quiet: PCIe and NVLink below this of capacity",
-     "interprobe: reference.md §11 says 'interconnect quiet' without a number"},
+     "interprobe: docs/reference.md §11 says 'interconnect quiet' without a number"},
     {Threshold::host_starved_utilization, "host_starved_utilization", 0.60, "host-starved: utilization below (interconnect quiet)", kRef},
     {Threshold::busy_utilization, "busy_utilization", 0.90, "GPM rules apply at utilization at least", kRef},
     {Threshold::compute_tensor_active, "compute_tensor_active", 0.50, "compute-bound: GPM tensor active at least (with SM active)", kRef},

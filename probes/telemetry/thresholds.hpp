@@ -1,6 +1,6 @@
 #pragma once
 // Every number the telemetry rules compare against, in one table with where it comes from
-// (thresholds.cpp). Rules read values through threshold(); the README and `observe` print the table.
+// (thresholds.cpp). Rules read values through threshold(); docs/observe.md and `observe` print the table.
 #include <span>
 
 namespace interprobe::telemetry {

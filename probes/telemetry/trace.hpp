@@ -13,7 +13,7 @@ namespace interprobe::telemetry {
 inline constexpr const char* kTraceFormat = "interprobe-telemetry-trace";
 inline constexpr std::int64_t kTraceVersion = 1;
 
-// NVML clocks-event reason bits (nvmlClocksEventReason*, reference.md §11).
+// NVML clocks-event reason bits (nvmlClocksEventReason*, docs/reference.md §11).
 inline constexpr std::int64_t kReasonIdle = 0x1;
 inline constexpr std::int64_t kReasonSwPowerCap = 0x4;
 inline constexpr std::int64_t kReasonHwSlowdown = 0x8;

@@ -2,7 +2,7 @@
 // What one NVLink carries, from what NVML reports. nvmlDeviceGetNvLinkVersion returns
 // nvmlNvlinkVersion_t (1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0), not the
 // generation; Hopper parts are reported to return 7 although their links are NVLink 4, so the
-// architecture decides there (reference.md §12).
+// architecture decides there (docs/reference.md §12).
 #include <cstdint>
 #include <optional>
 #include <string>

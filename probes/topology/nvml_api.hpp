@@ -72,7 +72,7 @@ struct Bar1Memory {  // nvmlBAR1Memory_t
 };
 using DeviceGetBar1MemoryInfoFn = Return(Device, Bar1Memory*);
 
-// --- GPM, GPU performance monitoring on Hopper and newer (issue 19, reference.md §11) ---
+// --- GPM, GPU performance monitoring on Hopper and newer (issue 19, docs/reference.md §11) ---
 inline constexpr int kVirtualizationVgpu = 2;  // NVML_GPU_VIRTUALIZATION_MODE_VGPU: a fractional vGPU guest
 inline constexpr unsigned kGpmSupportVersion = 1, kGpmMetricsGetVersion = 1;
 // nvmlGpmMetricId_t values read by telemetry; each a percentage 0-100.

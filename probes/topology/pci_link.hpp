@@ -1,6 +1,6 @@
 #pragma once
 // PCIe link attributes as the kernel prints them in sysfs, and link bandwidth in hwloc's
-// convention (reference.md section 5).
+// convention (docs/reference.md §5).
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,6 +1,6 @@
 #pragma once
 // The PCI tree of an inventory: ancestors, switches, and the nvidia-smi path class between two
-// devices (reference.md section 4).
+// devices (docs/reference.md §4).
 #include <map>
 #include <optional>
 #include <string>

@@ -1,4 +1,4 @@
-// The GPU passthrough audit (reference.md section 3): per NVIDIA GPU, how it is attached, whether
+// The GPU passthrough audit (docs/reference.md §3): per NVIDIA GPU, how it is attached, whether
 // its link information is real, NUMA and IOMMU placement, the P2P clique capability a hypervisor
 // injects, BAR sizes, and ACS on the bridges above it. Reads the shared PCI inventory; config
 // space beyond the 64-byte header (capabilities, ACS) needs root.

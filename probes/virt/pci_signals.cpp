@@ -1,4 +1,4 @@
-// PCI ids that reveal virtual hardware (reference.md section 2), read from the shared PCI
+// PCI ids that reveal virtual hardware (docs/reference.md §2), read from the shared PCI
 // inventory of probes/topology: synthetic host bridges, QEMU's Red Hat ids, virtio, vendor ids
 // of VMware, Hyper-V, Xen. Also the machine type the host bridge implies.
 #include <map>

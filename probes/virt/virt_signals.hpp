@@ -114,7 +114,7 @@ PciSignals read_pci_signals(const HostRoot& root, EvidenceLog& log);
 
 // --- decisions ---------------------------------------------------------------------------------
 
-// systemd's detect_vm order (reference.md section 1, precedence).
+// systemd's detect_vm order (docs/reference.md §1, precedence).
 std::string decide_hypervisor(const CpuidSignals& cpuid, const DmiSignals& dmi, const PlatformSignals& platform);
 // Beyond systemd: product, machine type (+version), Xen role; adds its evidence.
 void describe_platform(const CpuidSignals& cpuid, const DmiSignals& dmi, const PlatformSignals& platform,

@@ -1,4 +1,4 @@
-// The VM verdict in systemd's precedence (src/basic/virt.c detect_vm, reference.md section 1),
+// The VM verdict in systemd's precedence (src/basic/virt.c detect_vm, docs/reference.md §1),
 // then its grade: which signal families agree, which contradict it.
 #include <algorithm>
 #include <set>

@@ -1,6 +1,6 @@
 #pragma once
 // The `collective` section (issue 5): all-reduce sweeps in the conventions of nccl-tests
-// (reference.md §7): algbw = bytes / time, busbw = algbw x 2(n-1)/n, out-of-place and in-place
+// (docs/reference.md §7): algbw = bytes / time, busbw = algbw x 2(n-1)/n, out-of-place and in-place
 // per size, every size checked (`wrong_elements` = mismatching elements summed over ranks).
 #include <cstdint>
 #include <map>

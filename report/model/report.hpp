@@ -93,7 +93,7 @@ enum class Severity { info, warn, fail };
 INTERPROBE_DECLARE_ENUM(Severity);
 
 struct Finding {
-  std::string id;  // stable, dotted: "libraries.nvml_missing" (README's finding table lists them all)
+  std::string id;  // stable, dotted: "libraries.nvml_missing" (docs/findings.md lists them all)
   Severity severity = Severity::info;
   std::string title;
   std::map<std::string, Value> evidence;

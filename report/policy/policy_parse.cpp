@@ -136,7 +136,7 @@ void parse_finding(const json& o, Item& it, const Where& w) {
   const auto& ids = known_finding_ids();
   bool known = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return match_glob(it.selector, id).has_value(); });
   if (!known)
-    w.fail("finding", fmt::format("\"{}\" names no finding interprobe writes (README: Findings lists them)", printable(it.selector)));
+    w.fail("finding", fmt::format("\"{}\" names no finding interprobe writes (docs/findings.md lists them)", printable(it.selector)));
   std::string expect = o.contains("expect") ? text_key(o, "expect", w, true) : "absent";
   if (expect == "absent") it.expect = Expect::absent;
   else if (expect == "present") it.expect = Expect::present;

@@ -5,7 +5,7 @@
 // The file puts the GPUs of each NUMA node under one invented PCIe switch, as the files published
 // for Azure's ND VMs do, at the link rate the GPUs really have, with the CPU affinity the operator
 // states. It is written in the subset of XML that NCCL's own loader (src/graph/xml.cc) reads:
-// see docs in README "NCCL topology file" for the rules and their source.
+// docs/reference.md §13 has the rules and their source.
 #include <cstdint>
 #include <map>
 #include <optional>

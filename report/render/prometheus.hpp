@@ -2,7 +2,7 @@
 // `--format prometheus`: a report's metrics view (report/model/metrics.hpp) in the Prometheus text
 // exposition format (0.0.4) that node_exporter's textfile collector reads. Every family is a gauge
 // with one HELP and one TYPE line, its samples together, no timestamps. Names follow Prometheus'
-// conventions (issue 36; README "Metrics for Prometheus" lists them and the old names):
+// conventions (issue 36; docs/formats.md, "Metrics for Prometheus", lists them and the old names):
 //   - base units in the name, the value converted: bandwidth/.../256MiB/gbps 9.5
 //       -> interprobe_bandwidth_bytes_per_second{...,size_bytes="268435456"} 9500000000
 //   - labels are identity only (what was measured: path, GPU, size, model...), never a value that

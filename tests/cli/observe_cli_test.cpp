@@ -182,7 +182,7 @@ TEST(ObserveCli, LiveGpmOnTheSimulatedNvmlClassifiesByTheGpmRules) {
     EXPECT_NEAR(*a.tensor_active_fraction, 0.05, 0.01);
     EXPECT_EQ(g.overall.classification, interprobe::report::TelemetryClass::small_kernel_launch_bound) << g.overall.reason;
     EXPECT_EQ(g.overall.rule, "gpm_small_kernel");
-    // NVLink capacity from NVML fields 90/91: 18 links x 25 GB/s per direction (H100, reference.md §12).
+    // NVLink capacity from NVML fields 90/91: 18 links x 25 GB/s per direction (H100, docs/reference.md §12).
     ASSERT_TRUE(g.nvlink_capacity_gbps);
     EXPECT_DOUBLE_EQ(*g.nvlink_capacity_gbps, 450.0);
     ASSERT_TRUE(a.nvlink_capacity_fraction && a.nvlink_gbps);

@@ -1,7 +1,7 @@
 #pragma once
 // Every report a test writes is checked against the schema with a full JSON Schema validator
 // (tests/cli/validate_report.py over python3-jsonschema); without python3-jsonschema the check
-// is left out, as the README's test prerequisites say.
+// is left out (scripts/install-deps --test installs it).
 #include <filesystem>
 
 namespace interprobe::testing {

@@ -31,7 +31,7 @@ constexpr std::array<GpuSpec, 8> kSpecs{{
      "at 1/2 and 1/4 of it"},
 }};
 
-// Published all-reduce figures per interconnect (docs/bottleneck-model.md lists the sources).
+// Published all-reduce figures per interconnect (docs/reference.md §6 and §9 list the sources).
 constexpr std::array<LinkSpec, 5> kLinks{{
     {"nvswitch-h100", "NVLink 4 through NVSwitch (H100/H200 HGX)", 8, 365, true,
      "nccl-tests busbw 363-370 GB/s (ring) on 8x H100/H200; small all-reduce latency: one-shot custom all-reduce over "

@@ -1,5 +1,5 @@
 // The telemetry classes against the ranking's first category. Which categories each class stands
-// for follows the rules' meaning (reference.md §11): interconnect-bound is link traffic;
+// for follows the rules' meaning (docs/reference.md §11): interconnect-bound is link traffic;
 // small-kernel/launch-bound is busy GPUs with idle SMs (kernel launches, or NCCL's small
 // all-reduces waiting on each other); memory-bound is DRAM, as weight and cache reads are;
 // compute-bound is tensor work.

@@ -1,4 +1,4 @@
-// GPM entry points of the simulated libnvidia-ml.so.1 (nvmlGpm*, reference.md §11). A sample
+// GPM entry points of the simulated libnvidia-ml.so.1 (nvmlGpm*, docs/reference.md §11). A sample
 // records the time and the busy-time integral; metrics between two samples are the description's
 // gpm_* fractions (at 100 % utilization) times the utilization over that span, in percent, as
 // NVML gives them. nvml.gpm switches support: "auto" (compute capability >= 9, not a vGPU),

@@ -48,7 +48,7 @@ bn::WorkloadRequest seed_request() {
   rq.config = "glm-5-nvfp4.json";
   rq.tp = 8;
   rq.batches = {1, 8, 64};
-  // 10.33 tokens/s at concurrency 1 and 225 at 64 (reference.md §10).
+  // 10.33 tokens/s at concurrency 1 and 225 at 64 (docs/reference.md §10).
   rq.observed = {{1, 1e6 / 10.33}, {64, 64 * 1e6 / 225}};
   return rq;
 }
@@ -100,7 +100,7 @@ TEST(SeedCase, PricesTheAllReducesTheMemoryFloorAndTheLaunchesAndSaysWhatItCanno
   EXPECT_EQ(provenance(b1, StepCategory::communication_latency), report::Provenance::assumed);
 
   // Memory: the weights one rank reads at batch 1 over the datasheet's 1,792 GB/s are ≈ 5.1 ms
-  // (reference.md says ≈ 6 ms with a coarser weight count); at the achieved 80% and the grouped
+  // (docs/reference.md §10 says ≈ 6 ms with a coarser weight count); at the achieved 80% and the grouped
   // NVFP4 experts priced at 2 bytes per weight and 60% of that, more, but within 3x.
   double weights_us = b1.counts.weight_bytes / 1792e9 * 1e6;
   EXPECT_GT(weights_us, 4500);

@@ -109,7 +109,7 @@ TEST(TelemetryClassify, EveryThresholdCitesASource) {
   std::set<std::string> names;
   for (const auto& row : threshold_table()) {
     EXPECT_TRUE(names.insert(row.name).second) << row.name;
-    EXPECT_NE(std::string(row.source).find(row.source[0] == 'i' ? "interprobe" : "reference.md"), std::string::npos) << row.name;
+    EXPECT_NE(std::string(row.source).find(row.source[0] == 'i' ? "interprobe" : "docs/reference.md"), std::string::npos) << row.name;
     EXPECT_GT(row.value, 0) << row.name;
   }
   EXPECT_EQ(names.size(), static_cast<std::size_t>(Threshold::latency_sm_active) + 1) << "every Threshold has a row";

@@ -1,4 +1,4 @@
-// NVLink per-link rates from NVML's nvmlNvlinkVersion_t and the architecture (reference.md §12),
+// NVLink per-link rates from NVML's nvmlNvlinkVersion_t and the architecture (docs/reference.md §12),
 // and the pair bottleneck the topology derives from them.
 #include <gtest/gtest.h>
 

@@ -91,7 +91,7 @@ TEST(VirtCli, ReportReRendersTheSection) {
 }
 
 TEST(VirtCli, LiveRunOpensNoVendorLibraryForTheHeader) {
-  // Opening NCCL/cuBLASLt/CUDA costs ~0.5 s; `virt` must not pay it (its 50 ms budget, README).
+  // Opening NCCL/cuBLASLt/CUDA costs ~0.5 s; `virt` must not pay it (its 50 ms budget, docs/virt.md).
   auto p = run_interprobe({"virt", "-q", "--json"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   auto j = nlohmann::json::parse(p.out);

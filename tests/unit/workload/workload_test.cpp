@@ -1,6 +1,6 @@
 // Every count and byte of a decode step checked against a hand calculation written out here
 // (Llama-3.1-70B, Mixtral-8x7B, DeepSeek-V3, GLM-5 NVFP4 at TP 8), from the configs in
-// examples/models/ whose values reference.md §9 lists.
+// examples/models/ whose values docs/reference.md §9 lists.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -127,7 +127,7 @@ TEST(Workload, DeepSeekV3AtTp8IsMlaWithFp8WeightsAndAnUnshardedLatent) {
   EXPECT_NE(s.notes[0].find("num_nextn_predict_layers"), std::string::npos);
 }
 
-// The seed case's model (reference.md §10): 157 all-reduces of 12 KiB per step at batch 1, and
+// The seed case's model (docs/reference.md §10): 157 all-reduces of 12 KiB per step at batch 1, and
 // ~9.2 GB of weights per rank, ≈ 5.1 ms at the RTX PRO 6000's 1,792 GB/s.
 TEST(Workload, Glm5Nvfp4AtTp8MatchesTheSeedCase) {
   auto m = example("glm-5-nvfp4.json");
