@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "report/model/sections.hpp"
+
 namespace interprobe::compare {
 
 using report::Better;
@@ -11,8 +13,9 @@ using report::MetricRow;
 using report::MetricSpread;
 
 bool read_not_timed(const std::string& path) {
-  for (const char* section : {"topology/", "virtualization/", "system/"})
-    if (path.rfind(section, 0) == 0) return true;
+  const std::string_view section = std::string_view(path).substr(0, path.find('/'));
+  for (const auto& s : report::kSections)
+    if (s.read_not_timed && s.name == section) return true;
   return false;
 }
 

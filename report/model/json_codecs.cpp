@@ -2,6 +2,7 @@
 // renaming a member renames its key (schema and docs/report.md follow; the 1.x upgrade in
 // json_upgrade.cpp maps old keys).
 #include "report/model/json_codec.hpp"
+#include "report/model/sections.hpp"
 
 namespace interprobe::report {
 
@@ -110,16 +111,15 @@ INTERPROBE_JSON(WorkloadEstimate, model, model_type, config, weight_dtype, tp, c
 INTERPROBE_JSON(BottleneckSection, sources, workloads)
 
 // --- the report: sections of probes that did not run are left out rather than null
-namespace {
-constexpr const char* kSections[] = {"system", "topology", "virtualization", "bandwidth", "collective", "compute", "telemetry", "bottlenecks"};
-}
 INTERPROBE_JSON(Report, schema_version, tool, host, probes, findings, system, topology, virtualization, bandwidth,
                 collective, compute, telemetry, bottlenecks)
 
 json report_to_json(const Report& report) {
   json j = report;
-  for (const char* section : kSections)
-    if (j[section].is_null()) j.erase(section);
+  for (const auto& section : kSections) {
+    const std::string key(section.name);
+    if (section.in_report_json && j[key].is_null()) j.erase(key);
+  }
   return j;
 }
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "report/model/sections.hpp"
+
 namespace interprobe::policy {
 
 namespace {
@@ -112,7 +114,7 @@ std::vector<FactRow> facts_of(const report::Report& r) {
 }
 
 const std::vector<std::string>& fact_sections() {
-  static const std::vector<std::string> sections{"probes", "topology", "virtualization", "bandwidth", "bottlenecks"};
+  static const std::vector<std::string> sections = report::section_names(&report::SectionInfo::policy_facts);
   return sections;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/model/schema_check.hpp"
+#include "report/model/sections.hpp"
 #include "report/policy/facts.hpp"
 
 namespace interprobe::policy {
@@ -49,16 +50,21 @@ std::string literal_text(const Literal& v) {
 }
 
 std::string probe_of_finding(const std::string& id) {
-  static const std::map<std::string, std::string> probe_of{{"virt", "virtualization"}, {"topology", "topology"},
-                                                           {"bandwidth", "bandwidth"},  {"collective", "collective"},
-                                                           {"compute", "compute"}};
-  auto found = probe_of.find(id.substr(0, id.find('.')));
-  return found == probe_of.end() ? "" : found->second;
+  const std::string prefix = id.substr(0, id.find('.'));
+  for (const auto& s : report::kSections)
+    if (!s.finding_prefix.empty() && s.finding_prefix == prefix) return std::string(s.probe);
+  return "";
 }
 
 std::vector<std::string> probes_needed(const Policy& policy) {
-  // In `interprobe run`'s order; system always, for the report header's machine.
-  static const std::vector<std::string> order{"system", "topology", "virtualization", "bandwidth", "collective", "compute"};
+  // The probes a policy item can need, in `interprobe run`'s order; system always, for the report
+  // header's machine.
+  static const std::vector<std::string> order = [] {
+    std::vector<std::string> probes;
+    for (const auto& s : report::kSections)
+      if (!s.probe.empty() && (s.policy_metrics || s.policy_facts || !s.finding_prefix.empty())) probes.emplace_back(s.probe);
+    return probes;
+  }();
   std::vector<std::string> wanted{"system"};
   auto want = [&](const std::string& name) {
     if (std::find(order.begin(), order.end(), name) != order.end()) wanted.push_back(name);

@@ -11,6 +11,7 @@
 #include "common/json_input.hpp"
 #include "common/text.hpp"
 #include "common/user_file.hpp"
+#include "report/model/sections.hpp"
 #include "report/policy/facts.hpp"
 #include "report/policy/policy.hpp"
 #include "report/policy/selector.hpp"
@@ -24,8 +25,7 @@ using nlohmann::json;
 constexpr std::size_t kMaxPolicyBytes = 1 << 20;
 
 const std::vector<std::string>& metric_sections() {
-  static const std::vector<std::string> s{"probes",     "system",  "topology", "virtualization", "bandwidth",
-                                          "collective", "compute", "bottlenecks"};
+  static const std::vector<std::string> s = report::section_names(&report::SectionInfo::policy_metrics);
   return s;
 }
 

@@ -4,12 +4,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "report/analysis/findings.hpp"
 #include "report/model/json.hpp"
+#include "report/model/schema_check.hpp"
+#include "report/model/sections.hpp"
 
 using namespace interprobe;
 using namespace interprobe::report;
@@ -202,4 +207,33 @@ TEST(ReportJson, A20ReportsPairBottleneckMovesToItsPcieName) {
   EXPECT_EQ(pairs[1].bottleneck_gbps, 63.02);  // a PCIe pair: the same figure under both names
   EXPECT_EQ(pairs[1].pcie_bottleneck_gbps, 63.02);
   EXPECT_FALSE(back.topology->gpus[0].compute_capability);
+}
+
+// Issue 35: the section table (report/model/sections.hpp) is the one list of sections. A section
+// the schema has and the table lacks (or the reverse) fails here, and every list derived from it
+// (the JSON writer's, the policy checker's metric and fact sections, compare's read values) follows.
+TEST(SectionTable, EveryOptionalTopLevelKeyOfTheSchemaIsARowAndNoOther) {
+  const auto schema = nlohmann::json::parse(report_schema_text());
+  std::set<std::string> required(schema["required"].begin(), schema["required"].end());
+  std::set<std::string> optional_keys;
+  for (const auto& [key, value] : schema["properties"].items())
+    if (!required.count(key)) optional_keys.insert(key);
+  std::set<std::string> table;
+  for (const auto& s : kSections)
+    if (s.in_report_json) table.emplace(s.name);
+  EXPECT_EQ(table, optional_keys);
+  // A report no probe filled keeps none of them, not even as null.
+  Report bare;
+  bare.tool.version = "0.1.0";
+  bare.host.started_at = "2026-12-02T10:00:00Z";
+  const auto j = nlohmann::json::parse(to_json_text(bare));
+  for (const auto& name : table) EXPECT_FALSE(j.contains(name)) << name;
+  // Each probe-filled section names its probe; finding prefixes map to a probe.
+  for (const auto& s : kSections) {
+    if (!s.finding_prefix.empty()) {
+      EXPECT_FALSE(s.probe.empty()) << s.name;
+    }
+  }
+  EXPECT_EQ(section_names(&SectionInfo::policy_facts),
+            (std::vector<std::string>{"probes", "topology", "virtualization", "bandwidth", "bottlenecks"}));
 }

@@ -1,0 +1,12 @@
+#include "report/model/sections.hpp"
+
+namespace interprobe::report {
+
+std::vector<std::string> section_names(bool SectionInfo::*flag) {
+  std::vector<std::string> out;
+  for (const auto& s : kSections)
+    if (s.*flag) out.emplace_back(s.name);
+  return out;
+}
+
+}  // namespace interprobe::report
