@@ -172,10 +172,9 @@ class CudaComputeEngine final : public ComputeEngine {
     y_ = cuda::DeviceMemory(dev_.ordinal, y_bytes);
     fill_operand(dev_.ordinal, x_.get(), GemmOperand::x, shape.m * shape.k, dtype);
     fill_operand(dev_.ordinal, weights_.get(), GemmOperand::w, shape.n * shape.k, dtype);
-    cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());  // NaN: no GEMM writes it
-    // The fills are pageable copies and a memset on the legacy stream; a pageable cuMemcpyHtoD may
-    // return before its bytes land, and the GEMMs run on a non-blocking stream that does not wait
-    // for the legacy one: wait for the device before anything reads the buffers.
+    // The fills are pageable copies; a pageable cuMemcpyHtoD may return before its bytes land, and
+    // the GEMMs run on a non-blocking stream that does not wait for the legacy one: wait for the
+    // device before anything reads the buffers.
     cuda::synchronize_device(dev_.ordinal);
     // The other copies from the first, doubling on the device: log2(copies) copies, not one host
     // copy each (a 16 KiB weight takes 6,401 copies to exceed twice a 50 MiB L2).
@@ -188,11 +187,11 @@ class CudaComputeEngine final : public ComputeEngine {
     // One untimed call, with no hold kernel in front: under lazy loading (the default since CUDA
     // 12.2) cuBLASLt's kernel for this problem loads at its first launch and that load waits for
     // the context's running kernels, so a first launch behind the spinning hold kernel would stall
-    // until the hold gives up. Then Y is poisoned again, so a timed GEMM that writes nothing still
-    // fails the check.
+    // until the hold gives up (beta is 0: Y's contents do not matter to it). Then Y is poisoned,
+    // so a timed GEMM that writes nothing fails the check.
     plan_->run(x_.get(), weights_.get(), y_.get(), workspace_.get(), workspace_bytes_, stream_->get());
     stream_->synchronize();
-    cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());
+    cuda::memset_device(dev_.ordinal, y_.get(), 0xff, y_.size());  // NaN: no GEMM writes it
     cuda::synchronize_device(dev_.ordinal);
     shape_ = shape;
     const bool past_l2 = copies * weight_stride_ > 2 * dev_.l2_bytes;

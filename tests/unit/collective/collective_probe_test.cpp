@@ -54,6 +54,14 @@ ic::BackendFactory fakes(AllreduceBackend kind, int ranks, int* made, int hang_f
   };
 }
 
+// A report with only the header the renderers need; the tests add their all-reduce sweep.
+Report header_only_report() {
+  Report r;
+  r.tool.version = "test";
+  r.host.started_at = "2026-01-01T00:00:00Z";
+  return r;
+}
+
 }  // namespace
 
 TEST(CollectiveProbe, OneSweepPerTypeWithHeaderAndPoints) {
@@ -216,9 +224,7 @@ TEST(CollectiveReport, A1xReportReadsWithKeysUpgraded) {
 }
 
 TEST(CollectiveReport, A1xP2pOffVariantAndWrongCountsUpgrade) {
-  Report r;
-  r.tool.version = "test";
-  r.host.started_at = "2026-01-01T00:00:00Z";
+  Report r = header_only_report();
   auto& s = r.collective.emplace().allreduce.emplace_back();
   s.variant = AllreduceVariant::p2p_off;
   s.ranks = 2;
@@ -267,11 +273,9 @@ TEST(CollectiveRules, OneFindingPerCauseListsEverySweep) {
 }
 
 namespace {
-// Four ranks under mpirun: the slowest rank takes 1.5x the mean (the figures of ReportsTheMeanRankBesideTheSlowestRank).
+// Four ranks under mpirun: the slowest rank takes 1.5x the mean (the figures the tests below check).
 Report four_rank_report(bool with_rank_mean) {
-  Report r;
-  r.tool.version = "test";
-  r.host.started_at = "2026-01-01T00:00:00Z";
+  Report r = header_only_report();
   auto& s = r.collective.emplace().allreduce.emplace_back();
   s.backend = AllreduceBackend::mpi;
   s.ranks = 4;
