@@ -256,12 +256,17 @@ SessionCpuid open_cpuid(const HostRoot& root) {
 }
 
 // What the report holds so far, saved beside -o after each probe. A failed save is said once;
-// measuring goes on and the final write says whether the report could be kept.
-std::function<void(const report::Report&)> partial_saver(const std::optional<std::string>& output) {
+// measuring goes on and the final write says whether the report could be kept. The vendor
+// libraries the probes opened so far go in too: a process killed before its final write leaves
+// this file, and a simulated run's must say it was simulated.
+std::function<void(const report::Report&)> partial_saver(const std::optional<std::string>& output,
+                                                         bool list_all_libraries, bool live) {
   auto failed = std::make_shared<bool>(false);
-  return [output, failed](const report::Report& partial) {
+  return [output, failed, list_all_libraries, live](const report::Report& so_far) {
     if (!output || *failed) return;
     try {
+      report::Report partial = so_far;
+      partial.tool = tool_info(list_all_libraries, live);
       write_output_file(report::partial_report_path(*output), report::to_json_text(partial), "-o (partial save)",
                         ExistingOutput::replace_regular);
     } catch (const InputError& e) {
@@ -321,7 +326,7 @@ SessionResult run_session(const GlobalOptions& o, const std::vector<std::unique_
   telemetry::MeasurementRecorder recorder;
   ProbeContext ctx{root, *cpuid.source, progress};
   if (root.is_live()) ctx.windows = &recorder;
-  RunOutcome outcome = run_probes(probes, ctx, r, partial_saver(o.output));
+  RunOutcome outcome = run_probes(probes, ctx, r, partial_saver(o.output, o.verbose, root.is_live()));
   r.tool = tool_info(o.verbose, root.is_live());  // again: now with the libraries the probes opened
   if (after_probes && !outcome.interrupted) {
     try {

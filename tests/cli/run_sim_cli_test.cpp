@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "report/model/json.hpp"
+#include "report/model/report_file_writer.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
 
@@ -126,4 +127,31 @@ TEST(RunSimulated, AMaxSizeBelowOneMebibyteIsRefusedBeforeAnythingRuns) {
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_NE(p.err.find("--max-size 64K: give at least 1M"), std::string::npos) << p.err;
   EXPECT_EQ(run_interprobe({"run", "-q", "--max-size", "4Q"}).exit_code, 2);
+}
+
+// A run killed before its final write leaves the partial save of the probes it finished; on the
+// simulated libraries that file must say so (it carried no vendor libraries before: gpu-check's
+// `run` step once kept such a file, unmarked).
+TEST(RunSimulated, APartialSaveOfASimulatedRunIsMarkedSimulated) {
+  interprobe::testing::TempTree tree;
+  const auto file = tree.path() / "report.json";
+  const std::filesystem::path partial = interprobe::report::partial_report_path(file.string());
+  // Killed (SIGKILL, no chance to write -o) once the partial save holds the bandwidth section.
+  const std::string script =
+      "\"$0\" run -q -o \"$1\" --max-size 1M --only topology,bandwidth,collective,compute & pid=$!; "
+      "for i in $(seq 600); do grep -q '\"bandwidth\"' \"$2\" 2>/dev/null && break; sleep 0.1; done; "
+      "kill -9 $pid; wait $pid; exit 0";
+  auto p = interprobe::testing::run_binary(
+      "/bin/sh", std::vector<std::string>{"-c", script, INTERPROBE_BINARY, file.string(), partial.string()},
+      std::vector<std::string>{
+       std::string("INTERPROBE_CUDA_LIB=") + INTERPROBE_SIM_CUDA, std::string("INTERPROBE_NCCL_LIB=") + INTERPROBE_SIM_NCCL,
+       std::string("INTERPROBE_NVML_LIB=") + INTERPROBE_SIM_NVML,
+       std::string("INTERPROBE_CUBLASLT_LIB=") + INTERPROBE_SIM_CUBLASLT,
+       std::string("INTERPROBE_SIM_CONFIG=") + INTERPROBE_SIM_DEVICES + "/a100-pcie-2x-p2p-corrupt.json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_FALSE(std::filesystem::exists(file));
+  const auto r = interprobe::report::read_report_file(partial);
+  ASSERT_TRUE(r.bandwidth);
+  ASSERT_TRUE(r.tool.libraries.count("cuda"));
+  EXPECT_EQ(r.tool.libraries.at("cuda").simulated, "interprobe-sim 1");
 }
