@@ -1,9 +1,10 @@
 # The README's two commands:
 #   make run    installs what is missing, builds Release, runs `interprobe run` on this machine
 #   make test   installs what is missing, builds, runs every test (output on failure)
-# Variables: BUILD (build dir), CUDA=AUTO|ON|OFF, JOBS.
+# Variables: BUILD (build dir), CUDA=AUTO|ON|OFF, JOBS, UNITY=ON|OFF (batched compilation, CMakeLists.txt).
 BUILD ?= build
 CUDA ?= AUTO
+UNITY ?= ON
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 # ccache (Debian package, installed by `scripts/install-deps --test`) when present: CI's three
@@ -23,7 +24,7 @@ test: deps-test build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 configure:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DINTERPROBE_WITH_CUDA=$(CUDA) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DINTERPROBE_WITH_CUDA=$(CUDA) -DINTERPROBE_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

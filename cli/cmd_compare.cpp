@@ -52,14 +52,35 @@ std::vector<std::string> split_group(const std::string& arg) {
   return files;
 }
 
-// Every file is read and its schema major checked before any is decoded, so reports of two
-// majors are refused naming both, whichever of them this interprobe could read.
-std::vector<compare::Side> read_sides(const std::vector<std::string>& args) {
+[[noreturn]] void too_many_bytes(const std::string& path) {
+  throw InputError(fmt::format("compare: the reports given hold more than {} MiB together (at {}); compare fewer reports "
+                               "at once (fewer runs per group, or split the comparison in two)",
+                               kMaxCompareBytes >> 20, path));
+}
+
+// Sizes first, from the file system: a comparison over the cap is refused before a byte is read
+// (checking after each read parsed the first 100 MB before refusing). What stat cannot size (a
+// pipe) is capped again as it is read.
+void check_sizes_before_reading(const std::vector<std::string>& args) {
   for (const auto& arg : args)
     if (auto runs = split_group(arg).size(); runs > kMaxRunsPerGroup)
       throw InputError(fmt::format("compare: the group '{}' has {} runs, more than the {} a group may hold; give fewer "
                                    "runs in one group (or compare the group in two halves)",
                                    printable(arg, {.max_chars = 80}), runs, kMaxRunsPerGroup));
+  std::uintmax_t bytes = 0;
+  for (const auto& arg : args)
+    for (const auto& path : split_group(arg)) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec)) continue;  // read_user_file names what is wrong
+      auto size = std::filesystem::file_size(path, ec);
+      if (!ec && (bytes += size) > kMaxCompareBytes) too_many_bytes(path);
+    }
+}
+
+// Every file is read and its schema major checked before any is decoded, so reports of two
+// majors are refused naming both, whichever of them this interprobe could read.
+std::vector<compare::Side> read_sides(const std::vector<std::string>& args) {
+  check_sizes_before_reading(args);
   std::vector<std::vector<ReadFile>> groups;
   const ReadFile* first = nullptr;
   std::size_t bytes_read = 0;
@@ -67,11 +88,7 @@ std::vector<compare::Side> read_sides(const std::vector<std::string>& args) {
     groups.emplace_back();
     for (const auto& path : split_group(arg)) {
       std::string text = read_user_file(path, {path, "a report written by `interprobe run -o FILE`", report::kMaxReportBytes});
-      bytes_read += text.size();
-      if (bytes_read > kMaxCompareBytes)
-        throw InputError(fmt::format("compare: the reports given hold more than {} MiB together (at {}); compare fewer reports "
-                                     "at once (fewer runs per group, or split the comparison in two)",
-                                     kMaxCompareBytes >> 20, path));
+      if ((bytes_read += text.size()) > kMaxCompareBytes) too_many_bytes(path);
       groups.back().push_back({path, std::move(text), std::nullopt});
       groups.back().back().major = report::written_schema_major(groups.back().back().text);
     }

@@ -13,7 +13,9 @@ namespace interprobe::cli {
 // For each workload at its TP (given, else the one the report measured: measured_tp) and each
 // weight dtype among its GEMMs: the smallest and the largest weight shape of one rank, in that
 // dtype, at M = 1 and every batch; f32 for its peak. A model the TP does not fit adds nothing
-// (its verdict says why). The timing is the quick plan's, at least 3 samples a point.
+// (its verdict says why). The timing is the quick plan's, at least 3 samples a point. The host
+// engine's points stop after kRunHostGemmSeconds; the rest are noted skipped.
+constexpr double kRunHostGemmSeconds = 20;
 ComputeRequest workload_compute_request(const PreparedWorkloads& workloads, const report::Report& report);
 
 // The `compute` probe of `run`: builds its request from the report when it runs (after the

@@ -5,6 +5,9 @@
 // hwloc picks its components at init.
 #include <hwloc.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace interprobe {
 
 class HwlocTopology {
@@ -25,5 +28,14 @@ class HwlocTopology {
  private:
   hwloc_topology_t topology_ = nullptr;
 };
+
+// "0-31,64-95": a CPU set as hwloc (and the kernel's cpulist files) write it; empty for none.
+inline std::string cpulist_of(hwloc_const_bitmap_t set) {
+  char* text = nullptr;
+  if (!set || hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return {};
+  std::string out(text);
+  std::free(text);
+  return out;
+}
 
 }  // namespace interprobe

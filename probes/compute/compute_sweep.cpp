@@ -1,6 +1,7 @@
 #include "probes/compute/compute_sweep.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include <fmt/format.h>
@@ -197,18 +198,13 @@ void rebase_on_fastest_point(report::ComputeEngineResult& result, ComputeDtype d
 
 }  // namespace
 
-void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::ComputeEngineResult& result,
-                        const ComputeProgress& progress) {
-  auto kind = result.engine;
-  result = engine.describe();
-  result.engine = kind;
-  auto dtypes = select_dtypes(engine, r, result);
-  measure_memory(engine, r, result, progress);
-  measure_launch_floor(engine, r, result);
-  const std::uint64_t budget = engine.max_bytes();
+namespace {
+
+void measure_peaks(ComputeEngine& engine, const ComputeRequest& r, const std::vector<ComputeDtype>& dtypes,
+                   report::ComputeEngineResult& result, const ComputeProgress& progress) {
   std::int64_t peak_size = r.peak_size.value_or(engine.timing().peak_size);
   for (auto dtype : dtypes) {
-    say(progress, fmt::format("compute {}: peak {} {}^3", to_string(kind), to_string(dtype), peak_size));
+    say(progress, fmt::format("compute {}: peak {} {}^3", to_string(result.engine), to_string(dtype), peak_size));
     GemmShape square{peak_size, peak_size, peak_size};
     report::ComputePeak peak;
     peak.dtype = dtype;
@@ -223,6 +219,27 @@ void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::
     std::tie(peak.published_tflops, peak.published_basis) = engine.published_peak(dtype);
     result.peaks.push_back(peak);
   }
+}
+
+// Why a point is not measured, before it is tried; empty when it is.
+std::string why_skipped(const GemmShape& g, ComputeDtype dtype, std::uint64_t max_bytes, double limit_s,
+                        std::chrono::steady_clock::time_point started) {
+  if (gemm_bytes(g.m, g.n, g.k, dtype) > static_cast<double>(max_bytes))
+    return fmt::format("its buffers need {} of the {} the engine may use",
+                       format_bytes(static_cast<std::uint64_t>(gemm_bytes(g.m, g.n, g.k, dtype))), format_bytes(max_bytes));
+  if (std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > limit_s)
+    return fmt::format("the {:g} s this engine's GEMMs may take here were spent (`interprobe compute --engine host "
+                       "--shapes {}x{} --m {} --dtype {}` measures it)",
+                       limit_s, g.n, g.k, g.m, to_string(dtype));
+  return {};
+}
+
+void measure_points(ComputeEngine& engine, const ComputeRequest& r, const std::vector<ComputeDtype>& dtypes,
+                    report::ComputeEngineResult& result, const ComputeProgress& progress) {
+  const std::uint64_t max_bytes = engine.max_bytes();
+  const double none = std::numeric_limits<double>::infinity();
+  const double limit_s = result.engine == report::ComputeEngineKind::host ? r.host_points_limit_s.value_or(none) : none;
+  auto started = std::chrono::steady_clock::now();
   for (auto dtype : dtypes) {
     Ceilings ceilings{result.memory_ceiling_gbps, std::nullopt, result.launch_floor_us};
     for (const auto& p : result.peaks)
@@ -230,14 +247,11 @@ void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::
     for (const auto& s : r.shapes)
       for (auto m : r.m_values) {
         if (s.dtype && *s.dtype != dtype) continue;
-        if (gemm_bytes(m, s.n, s.k, dtype) > static_cast<double>(budget)) {
-          result.notes.push_back(fmt::format("{} M={} {}x{} skipped: its buffers need {} of the {} the engine may use",
-                                             to_string(dtype), m, s.n, s.k,
-                                             format_bytes(static_cast<std::uint64_t>(gemm_bytes(m, s.n, s.k, dtype))),
-                                             format_bytes(budget)));
+        if (auto why = why_skipped({m, s.n, s.k}, dtype, max_bytes, limit_s, started); !why.empty()) {
+          result.notes.push_back(fmt::format("{} M={} {}x{} skipped: {}", to_string(dtype), m, s.n, s.k, why));
           continue;
         }
-        say(progress, fmt::format("compute {}: {} {} M={}", to_string(kind), to_string(dtype), s.name, m));
+        say(progress, fmt::format("compute {}: {} {} M={}", to_string(result.engine), to_string(dtype), s.name, m));
         report::GemmPoint point;
         point.shape = s.name;
         point.m = m;
@@ -255,6 +269,20 @@ void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::
       }
     rebase_on_fastest_point(result, dtype, ceilings);
   }
+}
+
+}  // namespace
+
+void run_compute_engine(ComputeEngine& engine, const ComputeRequest& r, report::ComputeEngineResult& result,
+                        const ComputeProgress& progress) {
+  auto kind = result.engine;
+  result = engine.describe();
+  result.engine = kind;
+  auto dtypes = select_dtypes(engine, r, result);
+  measure_memory(engine, r, result, progress);
+  measure_launch_floor(engine, r, result);
+  measure_peaks(engine, r, dtypes, result, progress);
+  measure_points(engine, r, dtypes, result, progress);
   for (auto& note : engine.notes()) result.notes.push_back(std::move(note));
   engine.release();
 }

@@ -5,6 +5,7 @@
 // the median), checked once against the double reference and placed on the roofline.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct ComputeRequest {
   std::optional<std::int64_t> peak_size;     // empty: the engine's hint
   SweepOptions sweep;                        // stop rule only: sizes and passes are not used
   unsigned host_threads = 0;                 // 0: every CPU this process may run on
+  // The host engine's GEMM points stop being measured after this many seconds (the rest are
+  // noted skipped): `run` prices GPUs, and a large model's shapes take minutes on a few CPUs.
+  std::optional<double> host_points_limit_s;
   const MeasurementWindows* windows = nullptr;  // telemetry beside each timed GEMM (GPU engines)
 };
 

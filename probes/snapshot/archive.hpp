@@ -12,6 +12,10 @@
 
 namespace interprobe::snapshot {
 
+// Symbolic links followed in a row at most, in an archive or an output tree: the kernel's own
+// limit (past it, open() fails with ELOOP).
+constexpr int kMaxLinkHops = 40;
+
 struct ArchiveLimits {
   std::uint64_t max_archive_bytes = 64ull << 20;  // the .tar.gz file as stored
   std::uint64_t max_entries = 100000;

@@ -9,7 +9,6 @@
 namespace interprobe::snapshot {
 
 namespace {
-constexpr int kMaxLinkHops = 40;  // what the kernel follows before ELOOP
 }
 
 struct ArchiveIndex::Node {

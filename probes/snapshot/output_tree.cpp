@@ -1,4 +1,5 @@
 #include "probes/snapshot/output_tree.hpp"
+#include "probes/snapshot/archive.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,7 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kMaxLinkHops = 40;  // the kernel's own limit
 
 std::vector<std::string> components(std::string_view rel) {
   std::vector<std::string> parts;

@@ -18,18 +18,6 @@ namespace interprobe {
 
 #if INTERPROBE_HAVE_HWLOC
 
-namespace {
-
-std::string cpulist_of(hwloc_const_bitmap_t set) {
-  char* text = nullptr;
-  if (hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return {};
-  std::string out(text);
-  std::free(text);
-  return out;
-}
-
-}  // namespace
-
 bool read_packages_with_hwloc(const HostRoot& root, report::CpuTopology& cpu, std::string* reason) {
   if (!root.is_directory("/sys/devices/system/cpu")) {
     *reason = "no /sys/devices/system/cpu under the root";

@@ -54,14 +54,6 @@ const hwloc_obj_attr_u::hwloc_pcidev_attr_s* pci_attr(hwloc_obj_t obj) {
   return nullptr;
 }
 
-std::string cpulist_of(hwloc_const_bitmap_t set) {
-  char* text = nullptr;
-  if (!set || hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return {};
-  std::string out(text);
-  std::free(text);
-  return out;
-}
-
 report::PciDevice device_of(hwloc_topology_t t, hwloc_obj_t obj, const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
   report::PciDevice d;
   d.bdf = bdf_of(pci);

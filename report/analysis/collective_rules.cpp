@@ -25,10 +25,6 @@ std::string label(const AllreduceSweep& s) {
   return fmt::format("{} {} {} ranks {}", to_string(s.backend), to_string(s.variant), s.ranks, to_string(s.dtype));
 }
 
-Value optional_value(const std::optional<double>& v) { return v ? Value(*v) : Value(nullptr); }
-Value optional_value(const std::optional<std::int64_t>& v) { return v ? Value(*v) : Value(nullptr); }
-Value optional_value(const std::optional<std::string>& v) { return v ? Value(*v) : Value(nullptr); }
-
 std::vector<const AllreduceSweep*> select(const std::vector<AllreduceSweep>& sweeps,
                                           const std::function<bool(const AllreduceSweep&)>& keep) {
   std::vector<const AllreduceSweep*> out;

@@ -1,6 +1,7 @@
 #pragma once
 // Analysis is pure: Report -> findings, same input, same output, deterministic order.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@ namespace interprobe::analysis {
 
 // A finding without evidence yet: every rules file builds its findings with this.
 report::Finding make_finding(std::string id, report::Severity severity, std::string title, std::string remedy);
+// An evidence value that is null where the report has none.
+template <typename T>
+report::Value optional_value(const std::optional<T>& v) {
+  return v ? report::Value(*v) : report::Value(nullptr);
+}
 
 using Rule = std::function<void(const report::Report&, std::vector<report::Finding>&)>;
 

@@ -26,9 +26,6 @@ std::optional<std::int64_t> major_of(const std::optional<std::string>& dotted) {
   return major;
 }
 
-report::Value optional_value(const std::optional<std::string>& s) { return s ? report::Value(*s) : report::Value(nullptr); }
-report::Value optional_value(const std::optional<std::int64_t>& n) { return n ? report::Value(*n) : report::Value(nullptr); }
-
 // The live NVML named GPUs (only NVML fills a UUID) and the CUDA driver that was tried could not
 // use them: missing, refused (too old), or seeing none. A recorded NVML (--root) says nothing
 // about this machine's CUDA, so it does not count.

@@ -30,11 +30,6 @@ std::string to_string(Verdict v) {
 
 namespace {
 
-std::string parent_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string{} : path.substr(0, slash);
-}
-
 // A sibling's spread moved onto `row`: relative widths carry over; a rate next to a time
 // (busbw next to time_us) is its inverse, so its interval flips.
 MetricSpread borrow(const MetricRow& row, const MetricRow& sibling) {
@@ -61,14 +56,14 @@ MetricSpread borrow(const MetricRow& row, const MetricRow& sibling) {
 
 RunRows rows_of(const report::Report& r, std::vector<MetricRow>& order) {
   std::vector<MetricRow> rows = report::metrics_of(r);
-  std::map<std::string, const MetricRow*> timed_sibling;  // parent path -> first row with a spread
+  std::map<std::string, const MetricRow*> timed_sibling;  // point -> first row with a spread
   for (const auto& row : rows)
-    if (row.spread) timed_sibling.emplace(parent_of(row.path), &row);
+    if (row.spread) timed_sibling.emplace(report::point_path(row), &row);
   RunRows out;
   for (const auto& row : rows) {
     RunValue v{row.value, row.spread, false};
-    if (!v.spread && !read_not_timed(row.path)) {
-      auto it = timed_sibling.find(parent_of(row.path));
+    if (!v.spread && !read_not_timed(row.section)) {
+      auto it = timed_sibling.find(report::point_path(row));
       if (it != timed_sibling.end()) v = {row.value, borrow(row, *it->second), true};
     }
     out.emplace(row.path, v);
@@ -77,16 +72,11 @@ RunRows rows_of(const report::Report& r, std::vector<MetricRow>& order) {
   return out;
 }
 
-// "bandwidth/host/memcpy/node0->node0/pageable/x1/*/gbps": the path with its size as "*".
-std::optional<std::string> series_of(const MetricRow& row) {
-  std::string segment;
-  if (auto b = row.labels.find("bytes"); b != row.labels.end()) segment = report::size_segment(std::stoll(b->second));
-  else if (auto m = row.labels.find("m"); m != row.labels.end() && row.path.rfind("compute/", 0) == 0) segment = "m" + m->second;
-  else return std::nullopt;
-  std::string needle = "/" + segment + "/";
-  auto at = row.path.rfind(needle);
-  if (at == std::string::npos) return std::nullopt;
-  return row.path.substr(0, at) + "/*/" + row.path.substr(at + needle.size());
+// "collective/mpi", "bandwidth/host", "topology": the section and what measured it, from the labels.
+std::string source_of(const MetricRow& row) {
+  for (const char* key : {"engine", "backend"})
+    if (auto it = row.labels.find(key); it != row.labels.end()) return row.section + "/" + it->second;
+  return row.section;
 }
 
 double median_of(std::vector<double> v) { return percentile(std::move(v), 0.5); }
@@ -152,7 +142,7 @@ SideSummary summarize_side(const std::string& path, const std::vector<RunRows>& 
 
 MetricComparison compare_metric(const MetricRow& row, const std::vector<std::vector<RunRows>>& sides, std::size_t baseline,
                                 const Options& o) {
-  MetricComparison m{row.path, row.unit, row.better, series_of(row), {}};
+  MetricComparison m{row.path, row.section, source_of(row), row.unit, row.better, report::series_path(row), {}};
   std::vector<SideSummary> summaries;
   for (const auto& runs : sides) summaries.push_back(summarize_side(row.path, runs));
   const SideSummary& base = summaries[baseline];
@@ -166,14 +156,14 @@ MetricComparison compare_metric(const MetricRow& row, const std::vector<std::vec
     } else if (!s.value || !base.value) {
       v.verdict = Verdict::only_in_one;
       v.test = s.value ? "absent in baseline" : "absent";
-    } else if (row.path.rfind("probes/", 0) == 0) {
+    } else if (row.section == "probes") {
       // How long interprobe ran follows its budgets and options, not the machine: shown, not judged.
       if (*base.value != 0) v.change_fraction = (*s.value - *base.value) / std::abs(*base.value);
       v.test = "not judged";
     } else {
       if (*base.value != 0) v.change_fraction = (*s.value - *base.value) / std::abs(*base.value);
       else if (*s.value == 0) v.change_fraction = 0.0;
-      TestResult t = run_test(row.path, base, s, o);
+      TestResult t = run_test(row.section, base, s, o);
       v.verdict = verdict_for(row, t, v.change_fraction, o);
       v.test = t.test;
       // The cv band is drawn around the baseline: shown on the baseline's side.

@@ -65,6 +65,8 @@ struct SideValue {
 
 struct MetricComparison {
   std::string path;
+  std::string section;
+  std::string source;  // section and engine or backend, "collective/mpi": how one-sided rows are counted
   std::string unit;
   report::Better better = report::Better::neither;
   std::optional<std::string> series;  // the path with its size as "*", when it has one

@@ -20,7 +20,7 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Verdict, {{Verdict::worse, "worse"},
                                        {Verdict::same, "same"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Options, min_change_fraction, cv_k, sign_test_alpha)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SideValue, value, low, high, change_fraction, verdict, test)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MetricComparison, path, unit, better, series, sides)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MetricComparison, path, section, source, unit, better, series, sides)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SeriesSide, sizes, sizes_worse, sizes_better, moved_worse, moved_better,
                                    sizes_only_here, sizes_only_in_baseline, median_change_fraction, sign_test_p, verdict)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SeriesComparison, series, sides)
@@ -184,14 +184,6 @@ render::Section metrics_section(const Comparison& c) {
 // The short view's rows: this many of each kind, the largest moves first (the ranking's order).
 constexpr std::size_t kBriefRows = 8;
 
-// "collective/mpi" of "collective/mpi/8B/time_us": where a one-sided block of metrics lives.
-std::string section_of(const std::string& path) {
-  auto first = path.find('/');
-  if (first == std::string::npos) return path;
-  auto second = path.find('/', first + 1);
-  return path.substr(0, second);
-}
-
 // What changed, by how much, how sure: the moved paths and metrics (capped), then one line per
 // block of metrics that only one side has, then what the full view adds.
 render::Section brief_section(const Comparison& c, bool detail) {
@@ -222,7 +214,7 @@ render::Section brief_section(const Comparison& c, bool detail) {
     Verdict v = worst_verdict(m, c.baseline);
     if (v == Verdict::same) continue;
     if (v == Verdict::only_in_one) {
-      std::string where = section_of(m.path);
+      const std::string& where = m.source;
       if (!one_sided.count(where)) one_sided_order.push_back(where);
       for (std::size_t i = 0; i < m.sides.size(); ++i)
         if (i != c.baseline && m.sides[i].verdict == Verdict::only_in_one) ++one_sided[where][verdict_word(c, m.sides[i], i)];

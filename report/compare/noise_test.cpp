@@ -12,8 +12,7 @@ using report::Better;
 using report::MetricRow;
 using report::MetricSpread;
 
-bool read_not_timed(const std::string& path) {
-  const std::string_view section = std::string_view(path).substr(0, path.find('/'));
+bool read_not_timed(const std::string& section) {
   for (const auto& s : report::kSections)
     if (s.read_not_timed && s.name == section) return true;
   return false;
@@ -79,7 +78,7 @@ std::optional<std::string_view> sample_noise_rule(const RunValue& a, const RunVa
 
 }  // namespace
 
-TestResult run_test(const std::string& path, const SideSummary& a, const SideSummary& b, const Options& o) {
+TestResult run_test(const std::string& section, const SideSummary& a, const SideSummary& b, const Options& o) {
   std::string prefix = a.borrowed || b.borrowed ? "borrowed-" : "";
   if (a.runs.size() >= 2 || b.runs.size() >= 2) {
     Interval ea = envelope(a), eb = envelope(b);
@@ -105,7 +104,7 @@ TestResult run_test(const std::string& path, const SideSummary& a, const SideSum
     Interval ia{*ra.spread->min, *ra.spread->max}, ib{*rb.spread->min, *rb.spread->max};
     return {!overlap(ia, ib), true, prefix + "range", ia, ib};
   }
-  if (!ra.spread && !rb.spread && read_not_timed(path)) return {ra.value != rb.value, false, "equal", {}, {}};
+  if (!ra.spread && !rb.spread && read_not_timed(section)) return {ra.value != rb.value, false, "equal", {}, {}};
   return {true, true, "threshold", {}, {}};
 }
 

@@ -40,7 +40,7 @@ struct TestResult {
 };
 
 // Read from the machine (topology, virtualization, system), not timed: equal or changed, no noise.
-bool read_not_timed(const std::string& path);
+bool read_not_timed(const std::string& section);
 
 std::optional<Interval> interval_of(const RunValue& v);
 // The runs' values and intervals of one side, low to high.
@@ -48,7 +48,7 @@ Interval envelope(const SideSummary& s);
 
 // The test `o` allows for this metric: the runs' envelopes, the intervals of the medians with the
 // noise rules beside them, a CV band, the min-max ranges, equality for read values, else a threshold.
-TestResult run_test(const std::string& path, const SideSummary& a, const SideSummary& b, const Options& o);
+TestResult run_test(const std::string& section, const SideSummary& a, const SideSummary& b, const Options& o);
 
 // Same unless the test found a real difference of at least o.min_change_fraction; a read value
 // that differs is `changed` (another machine), a timed one better or worse by the metric's direction.

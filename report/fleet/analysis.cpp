@@ -18,10 +18,6 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 bool starts_with(const std::string& s, const std::string& head) { return s.rfind(head, 0) == 0; }
 
 // Results, not settings: they are the outlier scan's business, not the majority's.
@@ -133,16 +129,12 @@ RobustScores robust_z_scores(const std::vector<double>& values) {
 }
 
 bool is_headline(const report::MetricRow& row) {
-  const std::string& p = row.path;
-  if (starts_with(p, "bandwidth/")) {
-    if (starts_with(p, "bandwidth/p2p_truth/")) return ends_with(p, "/p2p_gbps");
-    return ends_with(p, "/fit/peak_gbps") || ends_with(p, "/fit/t0_us");
-  }
-  if (starts_with(p, "collective/")) return ends_with(p, "/latency_us") || ends_with(p, "/peak_busbw_gbps");
-  if (starts_with(p, "compute/"))
-    return (p.find("/peak/") != std::string::npos && ends_with(p, "/tflops")) ||
-           (p.find("/memory/") != std::string::npos && ends_with(p, "/gbps"));
-  return false;
+  const std::string& f = row.family;
+  const std::string& leaf = row.leaf;
+  if (f == "p2p") return leaf == "p2p_gbps";
+  if (f == "bandwidth_fit") return leaf == "peak_gbps" || leaf == "t0_us";
+  if (f == "allreduce") return !row.bytes && (leaf == "latency_us" || leaf == "peak_busbw_gbps");
+  return (f == "compute_peak" && leaf == "tflops") || (f == "compute_memory" && leaf == "gbps");
 }
 
 void analyze(FleetReport& fleet) {

@@ -19,19 +19,43 @@ std::string label(E value) {
 
 using Labels = std::map<std::string, std::string>;
 
+// Where a row goes: its family, its series, its figure and, for a sweep point, the point.
+struct Key {
+  std::string family;
+  std::string series;
+  std::string leaf;
+  std::optional<std::int64_t> bytes = std::nullopt;
+  std::optional<std::int64_t> tokens = std::nullopt;
+};
+
 class MetricTable {
  public:
-  MetricRow& add(std::string path, double value, std::string unit, Better better, Labels labels = {}) {
+  // The section is the label every row carries.
+  MetricRow& add(Key key, double value, std::string unit, Better better, Labels labels, std::string sweep = {}) {
+    MetricRow row;
+    row.section = labels.at("section");
+    row.family = std::move(key.family);
+    row.series = std::move(key.series);
+    row.leaf = std::move(key.leaf);
+    row.bytes = key.bytes;
+    row.tokens = key.tokens;
+    row.sweep = std::move(sweep);
+    std::string point = point_segment(row);
+    std::string path = row.series + (point.empty() ? "" : "/" + point) + "/" + row.leaf;
     // Paths are unique: a second sweep over the same path (a rerun in one report) gets "#2".
-    std::string unique = path;
-    for (int n = 2; !seen_.insert(unique).second; ++n) unique = fmt::format("{}#{}", path, n);
-    rows_.push_back({std::move(unique), value, std::move(unit), better, std::nullopt, std::move(labels)});
+    row.path = path;
+    while (!seen_.insert(row.path).second) row.path = fmt::format("{}#{}", path, ++row.repeat);
+    row.value = value;
+    row.unit = std::move(unit);
+    row.better = better;
+    row.labels = std::move(labels);
+    rows_.push_back(std::move(row));
     return rows_.back();
   }
   template <class T>
-  void add_optional(const std::string& path, const std::optional<T>& value, const std::string& unit, Better better,
-                    const Labels& labels) {
-    if (value) add(path, static_cast<double>(*value), unit, better, labels);
+  void add_optional(Key key, const std::optional<T>& value, const std::string& unit, Better better, const Labels& labels,
+                    const std::string& sweep = {}) {
+    if (value) add(std::move(key), static_cast<double>(*value), unit, better, labels, sweep);
   }
   std::vector<MetricRow> take() { return std::move(rows_); }
 
@@ -42,14 +66,14 @@ class MetricTable {
 
 void add_probes(const Report& r, MetricTable& t) {
   for (const auto& p : r.probes)
-    t.add(fmt::format("probes/{}/duration_s", p.name), p.duration_s, "s", Better::lower,
+    t.add({"probe", "probes/" + p.name, "duration_s"}, p.duration_s, "s", Better::lower,
           {{"section", "probes"}, {"probe", p.name}, {"status", label(p.status)}});
 }
 
 void add_system(const SystemSection& s, MetricTable& t) {
   Labels labels{{"section", "system"}};
-  t.add_optional("system/logical_cpus", s.logical_cpus, "count", Better::neither, labels);
-  t.add_optional("system/memory_bytes", s.memory_bytes, "bytes", Better::neither, labels);
+  t.add_optional({"system", "system", "logical_cpus"}, s.logical_cpus, "count", Better::neither, labels);
+  t.add_optional({"system", "system", "memory_bytes"}, s.memory_bytes, "bytes", Better::neither, labels);
 }
 
 void add_topology(const TopologySection& s, MetricTable& t) {
@@ -57,28 +81,28 @@ void add_topology(const TopologySection& s, MetricTable& t) {
     Labels labels{{"section", "topology"}, {"gpu", std::to_string(g.index)}, {"bdf", g.bdf}};
     std::string at = fmt::format("topology/gpus/{}", g.index);
     if (const PciDevice* d = s.device(g.bdf)) {
-      t.add_optional(at + "/link/current_gts", d->link.current_gts, "gts", Better::higher, labels);
-      t.add_optional(at + "/link/max_gts", d->link.max_gts, "gts", Better::higher, labels);
-      t.add_optional(at + "/link/current_gbps", d->link.current_gbps, "gbps", Better::higher, labels);
+      t.add_optional({"topology_gpu_link", at + "/link", "current_gts"}, d->link.current_gts, "gts", Better::higher, labels);
+      t.add_optional({"topology_gpu_link", at + "/link", "max_gts"}, d->link.max_gts, "gts", Better::higher, labels);
+      t.add_optional({"topology_gpu_link", at + "/link", "current_gbps"}, d->link.current_gbps, "gbps", Better::higher, labels);
     }
-    t.add_optional(at + "/memory_bytes", g.memory_bytes, "bytes", Better::neither, labels);
+    t.add_optional({"topology_gpu", at, "memory_bytes"}, g.memory_bytes, "bytes", Better::neither, labels);
   }
   for (const auto& p : s.gpu_pairs) {
     Labels labels{{"section", "topology"}, {"a", std::to_string(p.a_index)}, {"b", std::to_string(p.b_index)},
                   {"path", p.path}, {"pcie_path", label(p.pcie_path)}};
     std::string at = fmt::format("topology/gpu_pairs/{}-{}", p.a_index, p.b_index);
-    t.add_optional(at + "/bottleneck_gbps", p.bottleneck_gbps, "gbps", Better::higher, labels);
-    t.add_optional(at + "/pcie_bottleneck_gbps", p.pcie_bottleneck_gbps, "gbps", Better::higher, labels);
-    t.add(at + "/nvlink_count", static_cast<double>(p.nvlink_count), "count", Better::higher, labels);
+    t.add_optional({"topology_gpu_pair", at, "bottleneck_gbps"}, p.bottleneck_gbps, "gbps", Better::higher, labels);
+    t.add_optional({"topology_gpu_pair", at, "pcie_bottleneck_gbps"}, p.pcie_bottleneck_gbps, "gbps", Better::higher, labels);
+    t.add({"topology_gpu_pair", at, "nvlink_count"}, static_cast<double>(p.nvlink_count), "count", Better::higher, labels);
   }
   for (const auto& n : s.cpu.numa_nodes)
-    t.add_optional(fmt::format("topology/numa_nodes/{}/memory_bytes", n.id), n.memory_bytes, "bytes", Better::neither,
+    t.add_optional({"topology_numa_node", fmt::format("topology/numa_nodes/{}", n.id), "memory_bytes"}, n.memory_bytes, "bytes", Better::neither,
                    {{"section", "topology"}, {"numa_node", std::to_string(n.id)}});
 }
 
 void add_virtualization(const VirtSection& v, MetricTable& t) {
   for (const auto& g : v.gpus)
-    t.add_optional(fmt::format("virtualization/gpus/{}/bar1_bytes", g.bdf), g.bar1_bytes, "bytes", Better::higher,
+    t.add_optional({"virtualization_gpu", "virtualization/gpus/" + g.bdf, "bar1_bytes"}, g.bar1_bytes, "bytes", Better::higher,
                    {{"section", "virtualization"}, {"bdf", g.bdf}});
 }
 
@@ -115,9 +139,10 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
   // The clock the host copies ran at: a second run on a host that stepped its clock moves every
   // cache-resident copy with it, and this row says why.
   if (cycle_ns)
-    t.add("bandwidth/host/cpu_clock_ghz", 1 / *cycle_ns, "ghz", Better::higher, {{"section", "bandwidth"}, {"engine", "host"}});
+    t.add({"bandwidth", "bandwidth/host", "cpu_clock_ghz"}, 1 / *cycle_ns, "ghz", Better::higher, {{"section", "bandwidth"}, {"engine", "host"}});
   for (const auto& s : b.sweeps) {
-    std::string at = "bandwidth/" + sweep_key(s);
+    std::string key = sweep_key(s);
+    std::string at = "bandwidth/" + key;
     Labels labels{{"section", "bandwidth"}, {"engine", label(s.engine)}, {"kind", label(s.kind)},
                   {"src", s.src},           {"dst", s.dst}};
     if (s.memory_kind) labels["memory"] = label(*s.memory_kind);
@@ -130,7 +155,7 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
       double moved = static_cast<double>(p.bytes) * static_cast<double>(s.directions);
       MetricSpread spread = MetricSpread::of(p.samples, p.cv_fraction);
       std::optional<double> resolution_us = p.median_us > 0 ? sweep_resolution_us : std::nullopt;
-      auto& rate = t.add(fmt::format("{}/{}/gbps", at, size_segment(p.bytes)), p.gbps, "gbps", Better::higher, point_labels);
+      auto& rate = t.add({"bandwidth", at, "gbps", p.bytes}, p.gbps, "gbps", Better::higher, point_labels, key);
       rate.spread = spread;
       if (p.max_us > 0) rate.spread->min = moved / (p.max_us * 1e3);
       if (p.min_us > 0) rate.spread->max = moved / (p.min_us * 1e3);
@@ -153,7 +178,7 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
                                                                     : std::numeric_limits<double>::infinity();
       }
       // `rate` may move when the next row is added.
-      auto& time = t.add(fmt::format("{}/{}/time_us", at, size_segment(p.bytes)), p.median_us, "us", Better::lower, point_labels);
+      auto& time = t.add({"bandwidth", at, "time_us", p.bytes}, p.median_us, "us", Better::lower, point_labels, key);
       time.spread = spread;
       time.spread->min = p.min_us;
       time.spread->max = p.max_us;
@@ -166,8 +191,8 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
     if (s.fit) {
       // How far the sweep's own medians scatter around the fit stands for the fit's noise.
       MetricSpread scatter = MetricSpread::of(s.fit->points_used, s.fit->residual_fraction);
-      t.add(at + "/fit/peak_gbps", s.fit->peak_gbps, "gbps", Better::higher, labels).spread = scatter;
-      auto& t0 = t.add(at + "/fit/t0_us", s.fit->t0_us, "us", Better::lower, labels);
+      t.add({"bandwidth_fit", at + "/fit", "peak_gbps"}, s.fit->peak_gbps, "gbps", Better::higher, labels, key).spread = scatter;
+      auto& t0 = t.add({"bandwidth_fit", at + "/fit", "t0_us"}, s.fit->t0_us, "us", Better::lower, labels, key);
       t0.spread = scatter;
       set_time_resolution(*t0.spread, s.fit->t0_us, sweep_resolution_us);  // a per-copy time, as the sizes
     }
@@ -175,15 +200,15 @@ void add_bandwidth(const BandwidthSection& b, MetricTable& t) {
     // provenance label says so to exporters.
     Labels expected_labels = labels;
     expected_labels["provenance"] = label(Provenance::not_measured);
-    t.add_optional(at + "/expected_gbps", s.expected_gbps, "gbps", Better::neither, expected_labels);
+    t.add_optional({"bandwidth", at, "expected_gbps"}, s.expected_gbps, "gbps", Better::neither, expected_labels, key);
   }
   for (const auto& p : b.p2p_pairs) {
     std::string at = fmt::format("bandwidth/p2p_truth/{}->{}", p.src, p.dst);
     Labels labels{{"section", "bandwidth"}, {"src", p.src}, {"dst", p.dst}, {"truth", label(p.truth)}};
-    t.add_optional(at + "/p2p_gbps", p.p2p_gbps, "gbps", Better::higher, labels);
-    t.add_optional(at + "/staged_gbps", p.staged_gbps, "gbps", Better::higher, labels);
-    t.add_optional(at + "/p2p_latency_us", p.p2p_latency_us, "us", Better::lower, labels);
-    t.add_optional(at + "/staged_latency_us", p.staged_latency_us, "us", Better::lower, labels);
+    t.add_optional({"p2p", at, "p2p_gbps"}, p.p2p_gbps, "gbps", Better::higher, labels);
+    t.add_optional({"p2p", at, "staged_gbps"}, p.staged_gbps, "gbps", Better::higher, labels);
+    t.add_optional({"p2p", at, "p2p_latency_us"}, p.p2p_latency_us, "us", Better::lower, labels);
+    t.add_optional({"p2p", at, "staged_latency_us"}, p.staged_latency_us, "us", Better::lower, labels);
   }
 }
 
@@ -204,21 +229,21 @@ void add_collective(const CollectiveSection& c, MetricTable& t) {
       Labels point_labels = labels;
       point_labels["bytes"] = std::to_string(p.bytes);
       point_labels["placement"] = p.in_place ? "in_place" : "out_of_place";
-      std::string point_at = fmt::format("{}{}/{}", at, p.in_place ? "/in_place" : "", size_segment(p.bytes));
-      auto& time = t.add(point_at + "/time_us", p.time_us, "us", Better::lower, point_labels);
+      std::string series = p.in_place ? at + "/in_place" : at;
+      auto& time = t.add({"allreduce", series, "time_us", p.bytes}, p.time_us, "us", Better::lower, point_labels);
       time.spread = MetricSpread::of(p.samples, std::nullopt);
       time.spread->min = p.min_us;
       time.spread->max = p.max_us;
-      t.add(point_at + "/busbw_gbps", p.busbw_gbps, "gbps", Better::higher, point_labels);
-      t.add(point_at + "/algbw_gbps", p.algbw_gbps, "gbps", Better::higher, point_labels);
-      t.add_optional(point_at + "/rank_mean_time_us", p.rank_mean_time_us, "us", Better::lower, point_labels);
-      t.add_optional(point_at + "/rank_mean_busbw_gbps", p.rank_mean_busbw_gbps, "gbps", Better::higher, point_labels);
+      t.add({"allreduce", series, "busbw_gbps", p.bytes}, p.busbw_gbps, "gbps", Better::higher, point_labels);
+      t.add({"allreduce", series, "algbw_gbps", p.bytes}, p.algbw_gbps, "gbps", Better::higher, point_labels);
+      t.add_optional({"allreduce", series, "rank_mean_time_us", p.bytes}, p.rank_mean_time_us, "us", Better::lower, point_labels);
+      t.add_optional({"allreduce", series, "rank_mean_busbw_gbps", p.bytes}, p.rank_mean_busbw_gbps, "gbps", Better::higher, point_labels);
     }
     const auto& summary = s.summary;
-    t.add_optional(at + "/latency_us", summary.latency_us, "us", Better::lower, labels);
-    t.add_optional(at + "/peak_busbw_gbps", summary.peak_busbw_gbps, "gbps", Better::higher, labels);
-    t.add_optional(at + "/plateau_busbw_gbps", summary.plateau_busbw_gbps, "gbps", Better::higher, labels);
-    t.add_optional(at + "/half_plateau_bytes", summary.half_plateau_bytes, "bytes", Better::lower, labels);
+    t.add_optional({"allreduce", at, "latency_us"}, summary.latency_us, "us", Better::lower, labels);
+    t.add_optional({"allreduce", at, "peak_busbw_gbps"}, summary.peak_busbw_gbps, "gbps", Better::higher, labels);
+    t.add_optional({"allreduce", at, "plateau_busbw_gbps"}, summary.plateau_busbw_gbps, "gbps", Better::higher, labels);
+    t.add_optional({"allreduce", at, "half_plateau_bytes"}, summary.half_plateau_bytes, "bytes", Better::lower, labels);
   }
 }
 
@@ -238,15 +263,15 @@ void add_compute(const ComputeSection& c, MetricTable& t) {
     for (const auto& m : e.memory) {
       Labels l = labels;
       l["memory"] = m.name;
-      auto& row = t.add(fmt::format("{}/memory/{}/gbps", at, m.name), m.gbps, "gbps", Better::higher, l);
+      auto& row = t.add({"compute_memory", fmt::format("{}/memory/{}", at, m.name), "gbps"}, m.gbps, "gbps", Better::higher, l);
       row.spread = MetricSpread::of(m.timing.samples, m.timing.cv_fraction);
     }
-    t.add_optional(at + "/launch_floor_us", e.launch_floor_us, "us", Better::lower, labels);
-    t.add_optional(at + "/launch_floor_graph_us", e.launch_floor_graph_us, "us", Better::lower, labels);
+    t.add_optional({"compute", at, "launch_floor_us"}, e.launch_floor_us, "us", Better::lower, labels);
+    t.add_optional({"compute", at, "launch_floor_graph_us"}, e.launch_floor_graph_us, "us", Better::lower, labels);
     for (const auto& p : e.peaks) {
       Labels l = labels;
       l["dtype"] = label(p.dtype);
-      auto& row = t.add(fmt::format("{}/peak/{}/tflops", at, label(p.dtype)), p.measured_tflops, "tflops", Better::higher, l);
+      auto& row = t.add({"compute_peak", fmt::format("{}/peak/{}", at, label(p.dtype)), "tflops"}, p.measured_tflops, "tflops", Better::higher, l);
       row.spread = MetricSpread::of(p.timing.samples, p.timing.cv_fraction);
     }
     for (const auto& p : e.points) {
@@ -257,12 +282,12 @@ void add_compute(const ComputeSection& c, MetricTable& t) {
       l["n"] = std::to_string(p.n);
       l["k"] = std::to_string(p.k);
       if (p.bound) l["bound"] = label(*p.bound);
-      std::string point_at = fmt::format("{}/{}/{}/m{}", at, label(p.dtype), p.shape, p.m);
-      t.add(point_at + "/time_us", p.timing.median_us, "us", Better::lower, l).spread = timing_spread(p.timing);
-      auto& rate = t.add(point_at + "/tflops", p.tflops, "tflops", Better::higher, l);
+      std::string series = fmt::format("{}/{}/{}", at, label(p.dtype), p.shape);
+      t.add({"compute_gemm", series, "time_us", std::nullopt, p.m}, p.timing.median_us, "us", Better::lower, l).spread = timing_spread(p.timing);
+      auto& rate = t.add({"compute_gemm", series, "tflops", std::nullopt, p.m}, p.tflops, "tflops", Better::higher, l);
       rate.spread = MetricSpread::of(p.timing.samples, p.timing.cv_fraction);
-      t.add_optional(point_at + "/peak_fraction", p.peak_fraction, "fraction", Better::higher, l);
-      t.add_optional(point_at + "/memory_bandwidth_fraction", p.memory_bandwidth_fraction, "fraction", Better::higher, l);
+      t.add_optional({"compute_gemm", series, "peak_fraction", std::nullopt, p.m}, p.peak_fraction, "fraction", Better::higher, l);
+      t.add_optional({"compute_gemm", series, "memory_bandwidth_fraction", std::nullopt, p.m}, p.memory_bandwidth_fraction, "fraction", Better::higher, l);
     }
   }
 }
@@ -278,14 +303,14 @@ void add_bottlenecks(const BottleneckSection& b, MetricTable& t) {
       Labels l{{"section", "bottlenecks"}, {"model", w.model}, {"tp", std::to_string(w.tp)},
                {"batch", std::to_string(e.batch)}, {"provenance", label(e.provenance)}};
       if (e.bottleneck) l["bottleneck"] = label(*e.bottleneck);
-      t.add(at + "/modeled_step_us", e.modeled_step_us, "us", Better::lower, l);
-      t.add(at + "/tokens_per_s", e.tokens_per_s, "tokens_per_s", Better::higher, l);
+      t.add({"bottleneck", at, "modeled_step_us"}, e.modeled_step_us, "us", Better::lower, l);
+      t.add({"bottleneck", at, "tokens_per_s"}, e.tokens_per_s, "tokens_per_s", Better::higher, l);
       for (const auto& c : e.categories) {
         Labels cl = l;
         cl["provenance"] = label(c.provenance);
-        t.add_optional(fmt::format("{}/{}_us", at, label(c.category)), c.time_us, "us", Better::lower, cl);
+        t.add_optional({"bottleneck", at, label(c.category) + "_us"}, c.time_us, "us", Better::lower, cl);
       }
-      t.add_optional(at + "/residual_us", e.residual_us, "us", Better::lower, l);
+      t.add_optional({"bottleneck", at, "residual_us"}, e.residual_us, "us", Better::lower, l);
     }
   }
 }
@@ -299,17 +324,17 @@ void add_telemetry(const TelemetrySection& s, MetricTable& t) {
     if (g.bdf) l["bdf"] = *g.bdf;
     std::string at = fmt::format("telemetry/gpu{}", g.index);
     const auto& a = w.averages;
-    t.add_optional(at + "/utilization_fraction", a.utilization_fraction, "fraction", Better::neither, l);
-    t.add_optional(at + "/power_w", a.power_w, "w", Better::neither, l);
-    t.add_optional(at + "/power_limit_fraction", a.power_limit_fraction, "fraction", Better::neither, l);
-    t.add_optional(at + "/sm_clock_fraction", a.sm_clock_fraction, "fraction", Better::higher, l);
-    t.add_optional(at + "/power_cap_time_fraction", a.power_cap_time_fraction, "fraction", Better::lower, l);
-    t.add_optional(at + "/thermal_time_fraction", a.thermal_time_fraction, "fraction", Better::lower, l);
-    t.add_optional(at + "/pcie_gbps", a.pcie_gbps, "gbps", Better::neither, l);
-    t.add_optional(at + "/nvlink_gbps", a.nvlink_gbps, "gbps", Better::neither, l);
-    t.add_optional(at + "/sm_active_fraction", a.sm_active_fraction, "fraction", Better::neither, l);
-    t.add_optional(at + "/tensor_active_fraction", a.tensor_active_fraction, "fraction", Better::neither, l);
-    t.add_optional(at + "/dram_active_fraction", a.dram_active_fraction, "fraction", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "utilization_fraction"}, a.utilization_fraction, "fraction", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "power_w"}, a.power_w, "w", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "power_limit_fraction"}, a.power_limit_fraction, "fraction", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "sm_clock_fraction"}, a.sm_clock_fraction, "fraction", Better::higher, l);
+    t.add_optional({"telemetry_gpu", at, "power_cap_time_fraction"}, a.power_cap_time_fraction, "fraction", Better::lower, l);
+    t.add_optional({"telemetry_gpu", at, "thermal_time_fraction"}, a.thermal_time_fraction, "fraction", Better::lower, l);
+    t.add_optional({"telemetry_gpu", at, "pcie_gbps"}, a.pcie_gbps, "gbps", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "nvlink_gbps"}, a.nvlink_gbps, "gbps", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "sm_active_fraction"}, a.sm_active_fraction, "fraction", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "tensor_active_fraction"}, a.tensor_active_fraction, "fraction", Better::neither, l);
+    t.add_optional({"telemetry_gpu", at, "dram_active_fraction"}, a.dram_active_fraction, "fraction", Better::neither, l);
   }
 }
 
@@ -324,6 +349,24 @@ std::string size_segment(std::int64_t bytes) {
     ++unit;
   }
   return fmt::format("{}{}", value, kUnits[unit]);
+}
+
+std::string point_segment(const MetricRow& row) {
+  if (row.bytes) return size_segment(*row.bytes);
+  if (row.tokens) return fmt::format("m{}", *row.tokens);
+  return {};
+}
+
+std::optional<std::string> series_path(const MetricRow& row) {
+  if (!row.bytes && !row.tokens) return std::nullopt;
+  std::string path = row.series + "/*/" + row.leaf;
+  return row.repeat > 1 ? fmt::format("{}#{}", path, row.repeat) : path;
+}
+
+std::string point_path(const MetricRow& row) {
+  std::string point = point_segment(row);
+  std::string path = point.empty() ? row.series : row.series + "/" + point;
+  return row.repeat > 1 ? fmt::format("{}#{}", path, row.repeat) : path;
 }
 
 std::vector<MetricRow> metrics_of(const Report& r) {

@@ -44,8 +44,24 @@ struct MetricSpread {
   }
 };
 
+// A row's identity as typed fields, each set where the row is made (metrics.cpp); the path is
+// written from them, for display and for policy selectors, and no reader splits it back.
 struct MetricRow {
-  std::string path;
+  std::string section;  // "bandwidth": the report's key
+  // The kind of row within the section, as exporters name it: "bandwidth" (a sweep's points),
+  // "bandwidth_fit", "p2p", "allreduce", "compute_gemm", "topology_gpu_link", "probe", ...
+  std::string family;
+  // The path up to the sweep point: "bandwidth/host/memcpy/node0->node0/pageable/x1",
+  // "collective/nccl/in_place", "compute/cuda/bf16/gate_up_tp4", "bandwidth/<sweep>/fit".
+  std::string series;
+  std::optional<std::int64_t> bytes;   // a sweep point's message or copy size
+  std::optional<std::int64_t> tokens;  // a GEMM point's M
+  std::string leaf;                    // the figure: "gbps", "time_us", "peak_gbps"
+  int repeat = 1;                      // a second sweep over the same series in one report: 2, ...
+  // A bandwidth sweep's own key ("host/memcpy/node0->node0/x1") for its points, fit and expected
+  // rate; empty elsewhere.
+  std::string sweep;
+  std::string path;  // series[/point]/leaf[#repeat]: "bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps"
   double value = 0;
   std::string unit;  // the key's suffix: gbps, us, s, bytes, gts, lanes, count, fraction
   Better better = Better::neither;
@@ -54,6 +70,14 @@ struct MetricRow {
 };
 
 std::vector<MetricRow> metrics_of(const Report& report);
+
+// "256MiB" for a size, "m16" for a token count; empty for a row that is no sweep point.
+std::string point_segment(const MetricRow& row);
+// The row's series over its points: the path with the point as "*"
+// ("bandwidth/host/memcpy/node0->node0/x1/*/gbps"); nullopt for a row that is no sweep point.
+std::optional<std::string> series_path(const MetricRow& row);
+// The point a row belongs to: rows of one point (its time and its rate) share it.
+std::string point_path(const MetricRow& row);
 
 // "8B", "4KiB", "256MiB", "1GiB"; sizes that are not a whole binary unit stay in bytes ("1000B").
 std::string size_segment(std::int64_t bytes);

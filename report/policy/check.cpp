@@ -22,7 +22,6 @@ std::string number(double v) { return fmt::format("{:.4g}", v); }
 
 std::string with_unit(double v, const std::string& unit) { return unit.empty() ? number(v) : number(v) + " " + unit; }
 
-std::string first_segment(const std::string& path) { return path.substr(0, path.find('/')); }
 
 bool compare(double a, Op op, double b) {
   switch (op) {

@@ -39,7 +39,6 @@ const std::vector<std::string>& bottleneck_words() {
   return words;
 }
 
-std::string first_segment(const std::string& path) { return path.substr(0, path.find('/')); }
 
 // Names the place of every error: "policy FILE: item 3 (id "x"): key "op": ...".
 class Where {

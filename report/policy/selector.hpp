@@ -9,6 +9,9 @@
 
 namespace interprobe::policy {
 
+// The section a selector or metric path names: its first segment ("bandwidth" of "bandwidth/**").
+inline std::string first_segment(std::string_view path) { return std::string(path.substr(0, path.find('/'))); }
+
 // The captures of each wildcard, in order; nullopt when `path` does not match.
 std::optional<std::vector<std::string>> match_glob(std::string_view pattern, std::string_view path);
 bool is_glob(std::string_view pattern);

@@ -46,7 +46,6 @@ std::string path_label(const BandwidthSweep& s) {
   return label;
 }
 
-std::string size_text(std::int64_t bytes) { return format_size_label(static_cast<std::uint64_t>(std::max<std::int64_t>(0, bytes))); }
 
 Cell status_of(const BandwidthSweep& s) {
   if (s.status == SweepStatus::complete) return {to_string(s.status), Tone::good};

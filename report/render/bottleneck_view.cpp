@@ -24,9 +24,6 @@ const char* short_name(StepCategory c) {
   return "?";
 }
 
-Tone confidence_tone(report::Confidence c) {
-  return c == report::Confidence::high ? Tone::good : c == report::Confidence::medium ? Tone::plain : Tone::warn;
-}
 
 // "1.23 ms (interpolated)"; a measured number needs no label, every other one carries it.
 std::string timed(const std::optional<double>& us, report::Provenance p) {

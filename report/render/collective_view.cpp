@@ -20,7 +20,6 @@ Cell status_of(const report::AllreduceSweep& s) {
   return {text, s.status == AllreduceStatus::interrupted ? Tone::warn : Tone::bad};
 }
 
-std::string size_text(std::int64_t bytes) { return bytes >= 0 ? format_size_label(static_cast<std::uint64_t>(bytes)) : "-"; }
 
 // The headline is the mean over ranks, as nccl-tests prints it by default; the slowest rank's time
 // (what the stored time_us holds) stands beside it. A report without the mean shows the slowest rank's.

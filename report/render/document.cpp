@@ -10,6 +10,10 @@
 namespace interprobe::render {
 
 std::string or_dash(const std::optional<std::string>& v) { return v ? *v : "-"; }
+std::string size_text(std::int64_t bytes) { return bytes >= 0 ? format_size_label(static_cast<std::uint64_t>(bytes)) : "-"; }
+Tone confidence_tone(report::Confidence c) {
+  return c == report::Confidence::high ? Tone::good : c == report::Confidence::medium ? Tone::plain : Tone::warn;
+}
 
 std::vector<std::string> constructed_parts(const report::Report& r) {
   auto says = [](const std::string& text) { return text.find("constructed") != std::string::npos; };

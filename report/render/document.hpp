@@ -61,6 +61,8 @@ std::vector<std::string> constructed_parts(const report::Report& r);
 
 // Null-aware helpers for views.
 std::string or_dash(const std::optional<std::string>& v);
+std::string size_text(std::int64_t bytes);  // "4KiB"; "-" for a size the report does not have (negative)
+Tone confidence_tone(report::Confidence c);
 Cell status_cell(report::ProbeStatus s);
 Cell severity_cell(report::Severity s);
 

@@ -75,18 +75,6 @@ void add_info(const report::Report& r, FamilyTable& t) {
   t.add("interprobe_info", help_of("interprobe_info", ""), std::move(labels), 1);
 }
 
-// A bandwidth sweep's own path ("host/memcpy/node0->node0/x1"): the row's path without the
-// section, the size and the leaf. Empty for rows that are not a sweep's (p2p_truth).
-std::string sweep_path(const std::vector<std::string>& segs, const report::MetricRow& row) {
-  if (segs.front() != "bandwidth" || segs.size() < 3 || segs[1] == "p2p_truth") return {};
-  std::size_t n = segs.size();
-  std::size_t drop = (row.labels.count("bytes") || segs[n - 2] == "fit") ? 2 : 1;
-  if (n < drop + 2) return {};
-  std::string out;
-  for (std::size_t i = 1; i + drop < n; ++i) out += (out.empty() ? "" : "/") + segs[i];
-  return out;
-}
-
 // The view's labels that are verdicts on what was measured, not what was measured: they change
 // when a measurement does, so in Prometheus they are state sets of their own (add_state_sets),
 // never labels of a number. `rule` (the telemetry rule that decided a class) is in the report only;
@@ -100,13 +88,11 @@ bool moving_label(const std::string& section, const std::string& key) {
 
 void add_rows(const std::vector<report::MetricRow>& rows, FamilyTable& t) {
   for (const auto& row : rows) {
-    auto section = row.labels.find("section");
-    std::string section_name = section == row.labels.end() ? "" : section->second;
     Labels labels;
     for (const auto& [key, value] : row.labels)
-      if (!moving_label(section_name, key)) labels[prometheus_label_name(key)] = prometheus_label_value(value);
-    auto segs = prometheus_path_segments(row.path);
-    if (std::string sweep = sweep_path(segs, row); !sweep.empty()) labels["path"] = prometheus_label_value(sweep);
+      if (!moving_label(row.section, key)) labels[prometheus_label_name(key)] = prometheus_label_value(value);
+    // A bandwidth sweep's own path ("host/memcpy/node0->node0/x1") on its points, fit and expected rate.
+    if (!row.sweep.empty()) labels["path"] = prometheus_label_value(row.sweep);
     if (auto part = prometheus_bottleneck_part(row)) labels["part"] = *part;
     std::string name = prometheus_family_name(row);
     t.add(name, help_of(name, row.unit), std::move(labels), prometheus_value(row));
@@ -202,7 +188,7 @@ std::vector<PrometheusFamily> prometheus_families(const report::Report& r) {
   for (const auto& row : rows) {
     auto probe = row.labels.find("probe");
     auto status = row.labels.find("status");
-    if (row.path.rfind("probes/", 0) != 0 || probe == row.labels.end() || status == row.labels.end()) continue;
+    if (row.section != "probes" || probe == row.labels.end() || status == row.labels.end()) continue;
     t.add("interprobe_probe_ok", help_of("interprobe_probe_ok", ""), {{"probe", prometheus_label_value(probe->second)}},
           status->second == "ok" ? 1 : 0);
   }

@@ -49,8 +49,6 @@ double prometheus_value(const report::MetricRow& row);
 // "communication_latency" for a bottleneck row of one step category (family
 // interprobe_bottleneck_part_seconds, label part), nothing for other rows.
 std::optional<std::string> prometheus_bottleneck_part(const report::MetricRow& row);
-// A view path's segments without the "#2" that tells a second sweep over the same path apart.
-std::vector<std::string> prometheus_path_segments(const std::string& path);
 // Each family's HELP text by name.
 const std::map<std::string, std::string>& prometheus_help_texts();
 // A metrics-view label key as a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*, never "__..."

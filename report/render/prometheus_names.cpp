@@ -80,53 +80,21 @@ std::string p2p_leaf(const std::string& leaf) {
   return leaf;  // staged_latency_us
 }
 
-// What a section's rows are called after "interprobe_": the section and the constant words of the
-// path that tell its kinds of rows apart (the variable segments are labels).
-std::string family_stem(const std::vector<std::string>& segs) {
-  const std::string& section = segs.front();
-  auto at = [&](std::size_t i) -> std::string { return i < segs.size() ? segs[i] : std::string(); };
-  std::size_t n = segs.size();
-  if (section == "probes") return "probe";
-  if (section == "topology") {
-    if (at(1) == "gpus") return at(3) == "link" ? "topology_gpu_link" : "topology_gpu";
-    if (at(1) == "gpu_pairs") return "topology_gpu_pair";
-    if (at(1) == "numa_nodes") return "topology_numa_node";
-  }
-  if (section == "virtualization" && at(1) == "gpus") return "virtualization_gpu";
-  if (section == "bandwidth" && at(1) == "p2p_truth") return "p2p";
-  if (section == "bandwidth" && n >= 2 && segs[n - 2] == "fit") return "bandwidth_fit";
-  if (section == "collective") return "allreduce";  // the only collective measured
-  if (section == "compute") {
-    if (at(2) == "memory" || at(2) == "peak") return "compute_" + at(2);
-    return n == 3 ? "compute" : "compute_gemm";  // compute/<engine>/launch_floor_us; the GEMM points
-  }
-  if (section == "telemetry") return "telemetry_gpu";
-  if (section == "bottlenecks") return "bottleneck";
-  return section;  // system, bandwidth, and sections added later: section + leaf
-}
-
 }  // namespace
 
-std::vector<std::string> prometheus_path_segments(const std::string& path) {
-  std::string plain = path.substr(0, path.find('#'));  // "#2": a second sweep, the repeat label's
-  return split(plain, '/');
-}
-
 std::optional<std::string> prometheus_bottleneck_part(const report::MetricRow& row) {
-  auto segs = prometheus_path_segments(row.path);
-  if (segs.size() < 2 || segs.front() != "bottlenecks" || row.unit != "us" || !ends_with(segs.back(), "_us")) return std::nullopt;
-  std::string part = segs.back().substr(0, segs.back().size() - 3);
+  if (row.family != "bottleneck" || row.unit != "us" || !ends_with(row.leaf, "_us")) return std::nullopt;
+  std::string part = row.leaf.substr(0, row.leaf.size() - 3);
   if (!report::parse_enum<report::StepCategory>(part)) return std::nullopt;
   return part;
 }
 
 std::string prometheus_family_name(const report::MetricRow& row) {
-  auto segs = prometheus_path_segments(row.path);
-  if (segs.empty() || segs.front().empty()) return "interprobe_unnamed";
+  if (row.family.empty()) return "interprobe_unnamed";
   // The step's categories are one family with the category as `part`, not one family each.
   if (prometheus_bottleneck_part(row)) return "interprobe_bottleneck_part_seconds";
-  std::string leaf = segs.front() == "bandwidth" && segs.size() > 1 && segs[1] == "p2p_truth" ? p2p_leaf(segs.back()) : segs.back();
-  std::string name = fmt::format("interprobe_{}_{}", family_stem(segs), leaf_in_base_units(leaf, row.unit));
+  std::string leaf = row.family == "p2p" ? p2p_leaf(row.leaf) : row.leaf;
+  std::string name = fmt::format("interprobe_{}_{}", row.family, leaf_in_base_units(leaf, row.unit));
   return name_chars(name, /*colon_allowed=*/true);  // starts with "interprobe_": never a digit
 }
 

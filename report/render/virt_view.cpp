@@ -9,9 +9,6 @@ namespace interprobe::render {
 
 namespace {
 
-Tone confidence_tone(report::Confidence c) {
-  return c == report::Confidence::high ? Tone::good : c == report::Confidence::medium ? Tone::plain : Tone::warn;
-}
 
 Tone implies_tone(const report::VirtEvidence& e) {
   if (e.implies.rfind("warning:", 0) == 0) return Tone::warn;

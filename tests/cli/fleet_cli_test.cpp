@@ -23,7 +23,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kMpiexec = INTERPROBE_MPIEXEC;
+using interprobe::testing::kMpiexec;
 
 json read_json(const fs::path& file) {
   std::ifstream in(file);

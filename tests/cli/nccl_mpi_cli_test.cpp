@@ -19,7 +19,7 @@ using interprobe::report::AllreduceStatus;
 
 namespace {
 
-const std::string kMpiexec = INTERPROBE_MPIEXEC;
+using interprobe::testing::kMpiexec;
 
 struct Scratch {
   fs::path dir;

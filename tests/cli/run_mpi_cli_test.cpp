@@ -12,6 +12,7 @@
 
 #include "report/model/json.hpp"
 #include "report/model/report_file_writer.hpp"
+#include "support/mpiexec.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"
 #include "support/temp_tree.hpp"
@@ -24,7 +25,7 @@ using interprobe::report::Provenance;
 
 namespace {
 
-const std::string kMpiexec = INTERPROBE_MPIEXEC;
+using interprobe::testing::kMpiexec;
 
 // OpenMPI refuses root without the first two and needs oversubscription on a machine with one
 // core; other MPIs ignore them. Leaks are not checked under ASan: OpenMPI keeps allocations of

@@ -1,4 +1,5 @@
 #include "support/mpiexec.hpp"
+#include "support/slurp.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -20,13 +21,6 @@ namespace fs = std::filesystem;
 namespace interprobe::testing {
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace
 

@@ -7,6 +7,11 @@
 
 namespace interprobe::testing {
 
+// The launcher CMake found, where the target that includes this sets INTERPROBE_MPIEXEC (empty: none).
+#ifdef INTERPROBE_MPIEXEC
+inline const std::string kMpiexec = INTERPROBE_MPIEXEC;
+#endif
+
 struct Launch {
   int exit_code = -1;
   std::string out, err;

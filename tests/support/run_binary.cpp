@@ -1,4 +1,5 @@
 #include "support/run_binary.hpp"
+#include "support/slurp.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,13 +15,6 @@
 namespace interprobe::testing {
 
 namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::uint64_t rss_bytes_of(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;

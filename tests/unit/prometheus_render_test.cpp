@@ -4,11 +4,14 @@
 // prometheus_client's parser (tests/cli/prometheus_cli_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "report/model/json.hpp"
 #include "report/model/metrics.hpp"
 #include "report/render/prometheus.hpp"
 #include "report/render/renderers.hpp"
@@ -98,40 +101,68 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 TEST(PrometheusNames, FamiliesCarryTheSectionTheKindAndTheUnit) {
-  // view path, unit -> family
-  const std::vector<std::array<std::string, 3>> cases{
-      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps", "gbps", "interprobe_bandwidth_bytes_per_second"},
-      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/time_us", "us", "interprobe_bandwidth_time_seconds"},
-      {"bandwidth/cuda/h2d/node0->gpu0/pinned/fit/peak_gbps", "gbps", "interprobe_bandwidth_fit_peak_bytes_per_second"},
-      {"bandwidth/cuda/h2d/node0->gpu0/pinned/fit/t0_us", "us", "interprobe_bandwidth_fit_t0_seconds"},
-      {"bandwidth/host/cpu_clock_ghz", "ghz", "interprobe_bandwidth_cpu_clock_hertz"},
-      {"bandwidth/p2p_truth/gpu0->gpu1/p2p_gbps", "gbps", "interprobe_p2p_peer_bandwidth_bytes_per_second"},
-      {"bandwidth/p2p_truth/gpu0->gpu1/staged_latency_us", "us", "interprobe_p2p_staged_latency_seconds"},
-      {"collective/nccl/p2p-off/half/in_place/8B/time_us", "us", "interprobe_allreduce_time_seconds"},
-      {"collective/mpi/half_plateau_bytes", "bytes", "interprobe_allreduce_half_plateau_bytes"},
-      {"probes/bandwidth/duration_s", "s", "interprobe_probe_duration_seconds"},
-      {"topology/gpus/0/link/current_gts", "gts", "interprobe_topology_gpu_link_current_transfers_per_second"},
-      {"topology/gpus/0/memory_bytes", "bytes", "interprobe_topology_gpu_memory_bytes"},
-      {"topology/gpu_pairs/0-1/nvlink_count", "count", "interprobe_topology_gpu_pair_nvlinks"},
-      {"topology/numa_nodes/0/memory_bytes", "bytes", "interprobe_topology_numa_node_memory_bytes"},
-      {"compute/host/peak/fp32/tflops", "tflops", "interprobe_compute_peak_floating_point_operations_per_second"},
-      {"compute/host/fp32/gate_up_tp4/m16/tflops", "tflops", "interprobe_compute_gemm_floating_point_operations_per_second"},
-      {"compute/host/memory/triad/gbps", "gbps", "interprobe_compute_memory_bytes_per_second"},
-      {"compute/cuda/launch_floor_us", "us", "interprobe_compute_launch_floor_seconds"},
-      {"telemetry/gpu3/power_w", "w", "interprobe_telemetry_gpu_power_watts"},
-      {"telemetry/gpu3/sm_active_fraction", "fraction", "interprobe_telemetry_gpu_sm_active_ratio"},
-      {"bottlenecks/org_m/tp8/b1/tokens_per_s", "tokens_per_s", "interprobe_bottleneck_tokens_per_second"},
+  // the row's family and figure (metrics.cpp sets them), unit -> Prometheus family
+  const std::vector<std::array<std::string, 4>> cases{
+      {"bandwidth", "gbps", "gbps", "interprobe_bandwidth_bytes_per_second"},
+      {"bandwidth", "time_us", "us", "interprobe_bandwidth_time_seconds"},
+      {"bandwidth_fit", "peak_gbps", "gbps", "interprobe_bandwidth_fit_peak_bytes_per_second"},
+      {"bandwidth_fit", "t0_us", "us", "interprobe_bandwidth_fit_t0_seconds"},
+      {"bandwidth", "cpu_clock_ghz", "ghz", "interprobe_bandwidth_cpu_clock_hertz"},
+      {"p2p", "p2p_gbps", "gbps", "interprobe_p2p_peer_bandwidth_bytes_per_second"},
+      {"p2p", "staged_latency_us", "us", "interprobe_p2p_staged_latency_seconds"},
+      {"allreduce", "time_us", "us", "interprobe_allreduce_time_seconds"},
+      {"allreduce", "half_plateau_bytes", "bytes", "interprobe_allreduce_half_plateau_bytes"},
+      {"probe", "duration_s", "s", "interprobe_probe_duration_seconds"},
+      {"topology_gpu_link", "current_gts", "gts", "interprobe_topology_gpu_link_current_transfers_per_second"},
+      {"topology_gpu", "memory_bytes", "bytes", "interprobe_topology_gpu_memory_bytes"},
+      {"topology_gpu_pair", "nvlink_count", "count", "interprobe_topology_gpu_pair_nvlinks"},
+      {"topology_numa_node", "memory_bytes", "bytes", "interprobe_topology_numa_node_memory_bytes"},
+      {"compute_peak", "tflops", "tflops", "interprobe_compute_peak_floating_point_operations_per_second"},
+      {"compute_gemm", "tflops", "tflops", "interprobe_compute_gemm_floating_point_operations_per_second"},
+      {"compute_memory", "gbps", "gbps", "interprobe_compute_memory_bytes_per_second"},
+      {"compute", "launch_floor_us", "us", "interprobe_compute_launch_floor_seconds"},
+      {"telemetry_gpu", "power_w", "w", "interprobe_telemetry_gpu_power_watts"},
+      {"telemetry_gpu", "sm_active_fraction", "fraction", "interprobe_telemetry_gpu_sm_active_ratio"},
+      {"bottleneck", "tokens_per_s", "tokens_per_s", "interprobe_bottleneck_tokens_per_second"},
       // Every step category is one family; the category is the `part` label.
-      {"bottlenecks/org_m/tp8/b1/communication_latency_us", "us", "interprobe_bottleneck_part_seconds"},
-      {"bottlenecks/org_m/tp8/b1/gemm_memory_bound_us", "us", "interprobe_bottleneck_part_seconds"},
-      {"bottlenecks/org_m/tp8/b1/modeled_step_us", "us", "interprobe_bottleneck_modeled_step_seconds"},
-      {"system/logical_cpus", "count", "interprobe_system_logical_cpus"},
-      // A second sweep over one path ("#2") is the same family.
-      {"bandwidth/host/memcpy/node0->node0/x1/256MiB/gbps#2", "gbps", "interprobe_bandwidth_bytes_per_second"},
-      // A section this table does not know still gets a valid name.
-      {"new-section/a b/rate.x", "gbps", "interprobe_new_section_rate_x"},
+      {"bottleneck", "communication_latency_us", "us", "interprobe_bottleneck_part_seconds"},
+      {"bottleneck", "gemm_memory_bound_us", "us", "interprobe_bottleneck_part_seconds"},
+      {"bottleneck", "modeled_step_us", "us", "interprobe_bottleneck_modeled_step_seconds"},
+      {"system", "logical_cpus", "count", "interprobe_system_logical_cpus"},
+      // A family this table does not know still gets a valid name.
+      {"new-section", "rate.x", "gbps", "interprobe_new_section_rate_x"},
   };
-  for (const auto& [path, unit, family] : cases) EXPECT_EQ(prometheus_family_name(row(path, unit)), family) << path;
+  for (const auto& [family, leaf, unit, name] : cases) {
+    report::MetricRow r = row("x/y", unit);
+    r.section = family == "bottleneck" ? "bottlenecks" : family;
+    r.family = family;
+    r.leaf = leaf;
+    EXPECT_EQ(prometheus_family_name(r), name) << family << " " << leaf;
+  }
+}
+
+// The rows of a report carry the family their section and kind give them: the view's paths, the
+// families the exporter names (a second sweep over one path, "#2", is the same family).
+TEST(PrometheusNames, EveryRowOfASavedReportHasTheFamilyOfItsKind) {
+  auto r = report::read_report_file(std::string(INTERPROBE_SOURCE_DIR) + "/examples/reports/this-vm-run.json");
+  ASSERT_TRUE(r.bandwidth && !r.bandwidth->sweeps.empty() && r.collective);
+  r.bandwidth->sweeps.push_back(r.bandwidth->sweeps.front());
+  std::map<std::string, std::string> family_of;
+  for (const auto& m : report::metrics_of(r)) family_of[m.path] = prometheus_family_name(m);
+  ASSERT_FALSE(family_of.empty());
+  std::size_t checked = 0;
+  for (const auto& [path, name] : family_of) {
+    std::string expected;
+    if (path.rfind("probes/", 0) == 0) expected = "interprobe_probe_duration_seconds";
+    else if (path.find("/fit/peak_gbps") != std::string::npos) expected = "interprobe_bandwidth_fit_peak_bytes_per_second";
+    else if (path.rfind("bandwidth/", 0) == 0 && path.find("/gbps") != std::string::npos) expected = "interprobe_bandwidth_bytes_per_second";
+    else if (path.rfind("collective/", 0) == 0 && path.find("/time_us") != std::string::npos) expected = "interprobe_allreduce_time_seconds";
+    else continue;
+    EXPECT_EQ(name, expected) << path;
+    ++checked;
+  }
+  EXPECT_GT(checked, 20u);
+  EXPECT_TRUE(std::any_of(family_of.begin(), family_of.end(), [](const auto& e) { return e.first.find("#2") != std::string::npos; }));
 }
 
 // Issue 36: the name says the base unit, so the value is in it (promtool: "should not contain

@@ -1,6 +1,7 @@
 // The compute sweep on a model engine: pattern and check, roofline rule, sweep, findings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -141,6 +142,34 @@ TEST(ComputeSweep, ModelEngineGivesCeilingsPeaksAndVerifiedPointsOnTheRoofline) 
   EXPECT_TRUE(ids.count("compute.decode_memory_bound"));
   EXPECT_FALSE(ids.count("compute.verification_failed"));
   EXPECT_FALSE(ids.count("compute.inconsistent_point"));
+}
+
+// run's host engine: points stop once the limit is spent, each one left says how to measure it;
+// a GPU engine under the same request is not limited.
+TEST(ComputeSweep, TheHostEnginesPointsStopAtTheirTimeLimitAndSayWhatIsLeft) {
+  ComputeRequest r = small_request();
+  r.host_points_limit_s = 0;  // spent before the first point
+  for (auto kind : {report::ComputeEngineKind::host, report::ComputeEngineKind::cuda}) {
+    ModelComputeEngine engine;
+    report::ComputeEngineResult e;
+    e.engine = kind;
+    run_compute_engine(engine, r, e);
+    EXPECT_EQ(e.peaks.size(), 2u);  // the ceilings and peaks are measured either way
+    std::size_t skipped = 0;
+    for (const auto& n : e.notes)
+      if (n.find("skipped: the 0 s this engine's GEMMs may take here were spent") != std::string::npos) ++skipped;
+    if (kind == report::ComputeEngineKind::host) {
+      EXPECT_TRUE(e.points.empty());
+      EXPECT_EQ(skipped, 6u);
+      EXPECT_TRUE(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) {
+        return n == "bf16 M=512 2048x1024 skipped: the 0 s this engine's GEMMs may take here were spent (`interprobe "
+                    "compute --engine host --shapes 2048x1024 --m 512 --dtype bf16` measures it)";
+      })) << ::testing::PrintToString(e.notes);
+    } else {
+      EXPECT_EQ(e.points.size(), 6u);
+      EXPECT_EQ(skipped, 0u);
+    }
+  }
 }
 
 TEST(ComputeSweep, CorruptingEngineGivesAFailFindingNamingShapeAndDtype) {

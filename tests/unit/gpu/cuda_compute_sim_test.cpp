@@ -190,8 +190,9 @@ TEST(CudaComputeSimulated, TheLaunchFloorHasAChainAndAGraph) {
   EXPECT_GE(per_kernel_s, 2.5e-6 * 0.99);  // never faster than the device time
 #if defined(__SANITIZE_ADDRESS__)
   // Instrumented, the host's enqueue outlasts a 2.5 us kernel: the chain is launch-bound (as a
-  // real GPU is when the host is slower than its kernels).
-  EXPECT_LT(per_kernel_s, 2.5e-6 * 4);
+  // real GPU is when the host is slower than its kernels), by how much depends on the machine's
+  // load (12.6 us on a loaded CI runner): the bound is only an order of magnitude.
+  EXPECT_LT(per_kernel_s, 40e-6);
 #else
   EXPECT_NEAR(per_kernel_s, 2.5e-6, 0.4e-6);
 #endif
