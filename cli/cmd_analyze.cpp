@@ -11,7 +11,7 @@
 #include "common/errors.hpp"
 #include "probes/telemetry/classify.hpp"
 #include "report/analysis/findings.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 
 namespace interprobe::cli {
 

@@ -18,7 +18,7 @@
 #include "common/output_file.hpp"
 #include "common/user_file.hpp"
 #include "report/fleet/fleet.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/policy/check.hpp"
 #include "report/policy/check_output.hpp"
 #include "report/render/renderers.hpp"

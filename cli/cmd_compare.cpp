@@ -18,7 +18,7 @@
 #include "common/text.hpp"
 #include "common/user_file.hpp"
 #include "report/compare/compare.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/render/html/html.hpp"
 #include "report/render/renderers.hpp"
 

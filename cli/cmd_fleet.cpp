@@ -21,8 +21,8 @@
 #include "probes/collective/collective_probe.hpp"
 #include "probes/collective/mpi_world.hpp"
 #include "report/fleet/fleet.hpp"
-#include "report/model/json.hpp"
-#include "report/model/vocabulary.hpp"
+#include "model/json.hpp"
+#include "model/vocabulary.hpp"
 #include "report/render/renderers.hpp"
 
 #include <nlohmann/json.hpp>

@@ -6,7 +6,7 @@
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
 #include "common/text.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/render/prometheus.hpp"
 #include "report/render/renderers.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::cli {
 

@@ -17,7 +17,7 @@
 #include "common/text.hpp"
 #include "probes/collective/collective_probe.hpp"
 #include "probes/collective/mpi_world.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 
 namespace interprobe::cli {
 

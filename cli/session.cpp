@@ -35,8 +35,8 @@
 #include "probes/telemetry/measurement_recorder.hpp"
 #endif
 #include "report/analysis/findings.hpp"
-#include "report/model/json.hpp"
-#include "report/model/report_file_writer.hpp"
+#include "model/json.hpp"
+#include "model/report_file_writer.hpp"
 #include "report/render/prometheus.hpp"
 #include "report/render/renderers.hpp"
 

@@ -8,7 +8,7 @@
 #include "cli/global_options.hpp"
 #include "common/host_root.hpp"
 #include "probes/runner/probe.hpp"
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 #include "report/render/renderers.hpp"
 
 namespace interprobe::cli {

@@ -16,7 +16,7 @@
 #include "common/host_root.hpp"
 #include "common/progress.hpp"
 #include "common/units.hpp"
-#include "report/model/page_backing.hpp"
+#include "model/page_backing.hpp"
 
 namespace interprobe {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/model/bandwidth.hpp"
+#include "model/bandwidth.hpp"
 
 namespace interprobe {
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "report/model/bandwidth.hpp"
-#include "report/model/topology.hpp"
+#include "model/bandwidth.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "report/model/bandwidth.hpp"
+#include "model/bandwidth.hpp"
 
 namespace interprobe {
 

@@ -28,7 +28,7 @@ inline void clobber_memory() { asm volatile("" ::: "memory"); }
 // of small copies settled at 6, 7, 8 or 9 cycles a copy by chance, from one pass or run to the
 // next (64 B: 1.56 ns, or 2.6-6 ns). Offsets that differ in the low 12 bits, as STREAM offsets its
 // arrays, gave one speed from 64 B up; copies of a few bytes still land a few cycles apart, which
-// compare allows for (kCopyLoopCycles, report/model/metrics.cpp). Cache-line multiples, so every
+// compare allows for (kCopyLoopCycles, model/metrics.cpp). Cache-line multiples, so every
 // copy keeps the source's alignment.
 constexpr std::size_t kDstOffsetBytes = 33 * 64;
 constexpr std::size_t kBounceOffsetBytes = 17 * 64;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/bandwidth.hpp"
+#include "model/bandwidth.hpp"
 
 namespace interprobe {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "report/model/bandwidth.hpp"
+#include "model/bandwidth.hpp"
 
 namespace interprobe {
 

@@ -12,7 +12,7 @@
 #include "probes/bandwidth/copy_engine.hpp"
 #include "common/statistics.hpp"
 #include "probes/runner/measurement_windows.hpp"
-#include "report/model/bandwidth.hpp"
+#include "model/bandwidth.hpp"
 
 namespace interprobe {
 

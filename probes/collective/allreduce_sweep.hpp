@@ -9,7 +9,7 @@
 #include "probes/collective/collective_backend.hpp"
 #include "probes/collective/sweep_plan.hpp"
 #include "probes/runner/measurement_windows.hpp"
-#include "report/model/collective.hpp"
+#include "model/collective.hpp"
 
 namespace interprobe::collective {
 

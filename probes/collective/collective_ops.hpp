@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "probes/collective/dtype.hpp"
-#include "report/model/collective.hpp"
+#include "model/collective.hpp"
 
 namespace interprobe::collective {
 

@@ -16,7 +16,7 @@
 #include "common/host_root.hpp"
 #include "common/interrupt.hpp"
 #include "common/progress.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 
 namespace interprobe::collective {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/model/collective.hpp"
+#include "model/collective.hpp"
 
 namespace interprobe::collective {
 

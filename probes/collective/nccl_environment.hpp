@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/collective.hpp"
+#include "model/collective.hpp"
 
 namespace interprobe::collective {
 

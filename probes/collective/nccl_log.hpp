@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "report/model/collective.hpp"
+#include "model/collective.hpp"
 
 namespace interprobe::collective {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "probes/collective/dtype.hpp"
-#include "report/model/collective.hpp"
+#include "model/collective.hpp"
 #include "common/size_plan.hpp"
 
 namespace interprobe::collective {

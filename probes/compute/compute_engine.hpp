@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/model/compute.hpp"
+#include "model/compute.hpp"
 
 namespace interprobe {
 

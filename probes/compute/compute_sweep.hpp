@@ -12,7 +12,7 @@
 #include "probes/bandwidth/sweep.hpp"
 #include "probes/runner/measurement_windows.hpp"
 #include "probes/compute/compute_engine.hpp"
-#include "report/model/compute.hpp"
+#include "model/compute.hpp"
 
 namespace interprobe {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "report/model/compute.hpp"
+#include "model/compute.hpp"
 
 namespace interprobe {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "report/model/compute.hpp"
+#include "model/compute.hpp"
 
 namespace interprobe {
 

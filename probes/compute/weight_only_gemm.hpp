@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/fork_join_pool.hpp"
-#include "report/model/compute.hpp"
+#include "model/compute.hpp"
 
 namespace interprobe {
 

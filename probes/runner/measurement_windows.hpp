@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "report/model/telemetry.hpp"
+#include "model/telemetry.hpp"
 
 namespace interprobe {
 

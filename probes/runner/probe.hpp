@@ -2,7 +2,7 @@
 // A probe measures one concern and fills its section of the report. It never formats text.
 #include <string>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe {
 

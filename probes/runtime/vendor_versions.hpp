@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/dynlib.hpp"
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "probes/telemetry/trace.hpp"
-#include "report/model/telemetry.hpp"
+#include "model/telemetry.hpp"
 
 namespace interprobe::telemetry {
 

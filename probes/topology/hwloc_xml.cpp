@@ -22,7 +22,7 @@
 #include "probes/topology/cpu_numa.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "probes/topology/pci_kind.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 
 #if INTERPROBE_HAVE_HWLOC
 #include <hwloc.h>

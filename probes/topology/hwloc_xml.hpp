@@ -8,7 +8,7 @@
 
 #include "common/isolated_call.hpp"
 #include "probes/topology/nvml_topology.hpp"
-#include "report/model/topology.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe {
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/topology.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe {
 

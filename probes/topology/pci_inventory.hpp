@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/model/topology.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe {
 

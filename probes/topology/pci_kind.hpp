@@ -3,7 +3,7 @@
 // tree (shared by the sysfs and hwloc XML readers).
 #include <string>
 
-#include "report/model/topology.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "report/model/topology.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe {
 

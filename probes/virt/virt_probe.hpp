@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "probes/runner/probe.hpp"
-#include "report/model/virt.hpp"
+#include "model/virt.hpp"
 
 namespace interprobe {
 

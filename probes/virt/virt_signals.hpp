@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "report/model/topology.hpp"
-#include "report/model/virt.hpp"
+#include "model/topology.hpp"
+#include "model/virt.hpp"
 
 namespace interprobe {
 

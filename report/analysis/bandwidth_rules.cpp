@@ -8,7 +8,7 @@
 
 #include "common/units.hpp"
 #include "report/analysis/findings.hpp"
-#include "report/model/page_backing.hpp"
+#include "model/page_backing.hpp"
 
 namespace interprobe::analysis {
 

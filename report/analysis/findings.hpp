@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::analysis {
 

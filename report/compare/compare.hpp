@@ -32,8 +32,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "report/model/metrics.hpp"
-#include "report/model/report.hpp"
+#include "model/metrics.hpp"
+#include "model/report.hpp"
 #include "report/render/document.hpp"
 
 namespace interprobe::compare {

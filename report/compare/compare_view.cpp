@@ -4,7 +4,7 @@
 
 #include "common/units.hpp"
 #include "report/compare/compare.hpp"
-#include "report/model/json_codec.hpp"  // std::optional as null
+#include "model/json_codec.hpp"  // std::optional as null
 
 namespace interprobe::report {
 NLOHMANN_JSON_SERIALIZE_ENUM(Better, {{Better::higher, "higher"}, {Better::lower, "lower"}, {Better::neither, "neither"}})

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "report/model/sections.hpp"
+#include "model/sections.hpp"
 
 namespace interprobe::compare {
 

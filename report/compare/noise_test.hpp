@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "report/compare/compare.hpp"
-#include "report/model/metrics.hpp"
+#include "model/metrics.hpp"
 
 namespace interprobe::compare {
 

@@ -7,9 +7,9 @@
 #include "common/errors.hpp"
 #include "common/json_input.hpp"
 #include "report/fleet/fleet.hpp"
-#include "report/model/json.hpp"
-#include "report/model/json_codec.hpp"
-#include "report/model/schema_check.hpp"
+#include "model/json.hpp"
+#include "model/json_codec.hpp"
+#include "model/schema_check.hpp"
 
 namespace interprobe::fleet {
 

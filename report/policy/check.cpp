@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "common/errors.hpp"
-#include "report/model/metrics.hpp"
+#include "model/metrics.hpp"
 #include "report/policy/facts.hpp"
 #include "report/policy/selector.hpp"
 

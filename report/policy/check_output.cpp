@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_text.hpp"
-#include "report/model/metrics.hpp"
+#include "model/metrics.hpp"
 #include "report/policy/facts.hpp"
 #include "report/render/renderers.hpp"
 

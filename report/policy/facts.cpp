@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "report/model/sections.hpp"
+#include "model/sections.hpp"
 
 namespace interprobe::policy {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 #include "report/policy/policy.hpp"
 
 namespace interprobe::policy {

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "report/model/schema_check.hpp"
-#include "report/model/sections.hpp"
+#include "model/schema_check.hpp"
+#include "model/sections.hpp"
 #include "report/policy/facts.hpp"
 
 namespace interprobe::policy {

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::policy {
 

@@ -11,7 +11,7 @@
 #include "common/json_input.hpp"
 #include "common/text.hpp"
 #include "common/user_file.hpp"
-#include "report/model/sections.hpp"
+#include "model/sections.hpp"
 #include "report/policy/facts.hpp"
 #include "report/policy/policy.hpp"
 #include "report/policy/selector.hpp"

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/units.hpp"
-#include "report/model/page_backing.hpp"
+#include "model/page_backing.hpp"
 #include "report/render/document.hpp"
 
 namespace interprobe::render {

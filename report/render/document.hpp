@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::render {
 

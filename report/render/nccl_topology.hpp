@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/topology.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe::render {
 

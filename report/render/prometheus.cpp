@@ -125,7 +125,7 @@ void add_p2p_support(const report::TopologySection& s, FamilyTable& t) {
 }
 
 // The verdicts moving_label keeps out of the numbers' labels, each with the identity labels of
-// the numbers it belongs to (the same keys and spellings as report/model/metrics.cpp gives them).
+// the numbers it belongs to (the same keys and spellings as model/metrics.cpp gives them).
 void add_state_sets(const report::Report& r, FamilyTable& t) {
   using report::to_string;
   for (const auto& p : r.probes)

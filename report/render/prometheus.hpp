@@ -1,5 +1,5 @@
 #pragma once
-// `--format prometheus`: a report's metrics view (report/model/metrics.hpp) in the Prometheus text
+// `--format prometheus`: a report's metrics view (model/metrics.hpp) in the Prometheus text
 // exposition format (0.0.4) that node_exporter's textfile collector reads. Every family is a gauge
 // with one HELP and one TYPE line, its samples together, no timestamps. Names follow Prometheus'
 // conventions (issue 36; docs/formats.md, "Metrics for Prometheus", lists them and the old names):
@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "report/model/metrics.hpp"
-#include "report/model/report.hpp"
+#include "model/metrics.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::render {
 

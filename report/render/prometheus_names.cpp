@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/text.hpp"
-#include "report/model/bottleneck.hpp"
+#include "model/bottleneck.hpp"
 #include "report/render/prometheus.hpp"
 
 namespace interprobe::render {
@@ -25,7 +25,7 @@ struct BaseUnit {
   double divide = 1;  // separate, so 28256 us is 0.028256 s and not 0.028256000000000002
 };
 
-// The view's units (report/model/metrics.hpp) and the base unit each becomes. gbps and GT/s are
+// The view's units (model/metrics.hpp) and the base unit each becomes. gbps and GT/s are
 // 1e9 per second (decimal, as the report writes them), tflops 1e12 floating-point operations/s.
 constexpr BaseUnit kBaseUnits[] = {
     {"s", "seconds"},

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/text.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/render/prometheus.hpp"
 
 namespace interprobe::render {

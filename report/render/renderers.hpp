@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <string>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 #include "report/render/document.hpp"
 
 namespace interprobe::render {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
 

@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/mpiexec.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 
 using interprobe::testing::run_interprobe;

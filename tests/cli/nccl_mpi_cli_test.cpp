@@ -10,7 +10,7 @@
 #include <fstream>
 #include <set>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/mpiexec.hpp"
 #include "support/schema_check.hpp"
 

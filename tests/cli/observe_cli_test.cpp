@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"
 #include "support/temp_tree.hpp"

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "report/model/json.hpp"
-#include "report/model/report_file_writer.hpp"
+#include "model/json.hpp"
+#include "model/report_file_writer.hpp"
 #include "support/mpiexec.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <tuple>
 
-#include "report/model/json.hpp"
-#include "report/model/report_file_writer.hpp"
+#include "model/json.hpp"
+#include "model/report_file_writer.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
 

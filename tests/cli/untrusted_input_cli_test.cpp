@@ -11,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
 

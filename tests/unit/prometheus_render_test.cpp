@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "report/model/json.hpp"
-#include "report/model/metrics.hpp"
+#include "model/json.hpp"
+#include "model/metrics.hpp"
 #include "report/render/prometheus.hpp"
 #include "report/render/renderers.hpp"
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/temp_tree.hpp"
 
 using namespace interprobe;

@@ -12,9 +12,9 @@
 
 #include "common/errors.hpp"
 #include "report/analysis/findings.hpp"
-#include "report/model/json.hpp"
-#include "report/model/schema_check.hpp"
-#include "report/model/sections.hpp"
+#include "model/json.hpp"
+#include "model/schema_check.hpp"
+#include "model/sections.hpp"
 
 using namespace interprobe;
 using namespace interprobe::report;
@@ -209,7 +209,7 @@ TEST(ReportJson, A20ReportsPairBottleneckMovesToItsPcieName) {
   EXPECT_FALSE(back.topology->gpus[0].compute_capability);
 }
 
-// Issue 35: the section table (report/model/sections.hpp) is the one list of sections. A section
+// Issue 35: the section table (model/sections.hpp) is the one list of sections. A section
 // the schema has and the table lacks (or the reverse) fails here, and every list derived from it
 // (the JSON writer's, the policy checker's metric and fact sections, compare's read values) follows.
 TEST(SectionTable, EveryOptionalTopLevelKeyOfTheSchemaIsARowAndNoOther) {

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
-#include "report/model/json.hpp"
-#include "report/model/metrics.hpp"
+#include "model/json.hpp"
+#include "model/metrics.hpp"
 #include "support/run_binary.hpp"
 
 using namespace interprobe::report;

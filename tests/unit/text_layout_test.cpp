@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "common/text.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/render/renderers.hpp"
 #include "report/render/text_layout.hpp"
 #include "support/run_binary.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "report/analysis/workload/model_config.hpp"
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::bottleneck {
 

@@ -4,7 +4,7 @@
 
 #include "report/analysis/bottleneck/step_pricing.hpp"
 #include "report/analysis/workload/decode_step.hpp"
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::bottleneck {
 

@@ -9,7 +9,7 @@
 
 #include "report/analysis/bottleneck/analyze.hpp"
 #include "report/analysis/bottleneck/step_pricing.hpp"
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::bottleneck {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "report/model/bottleneck.hpp"
+#include "model/bottleneck.hpp"
 
 namespace interprobe::bottleneck {
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "report/model/bottleneck.hpp"
-#include "report/model/telemetry.hpp"
+#include "model/bottleneck.hpp"
+#include "model/telemetry.hpp"
 
 namespace interprobe::bottleneck {
 

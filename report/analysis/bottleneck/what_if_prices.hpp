@@ -10,7 +10,7 @@
 #include <string>
 
 #include "report/analysis/bottleneck/step_pricing.hpp"
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::bottleneck {
 

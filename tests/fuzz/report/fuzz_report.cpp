@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/errors.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/render/renderers.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

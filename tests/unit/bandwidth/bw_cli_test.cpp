@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"
 

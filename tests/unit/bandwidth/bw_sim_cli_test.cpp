@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 
 namespace report = interprobe::report;

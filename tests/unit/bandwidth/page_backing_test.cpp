@@ -3,7 +3,7 @@
 
 #include "common/errors.hpp"
 #include "probes/bandwidth/page_backing.hpp"
-#include "report/model/page_backing.hpp"
+#include "model/page_backing.hpp"
 
 using namespace interprobe;
 

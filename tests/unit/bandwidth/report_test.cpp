@@ -11,7 +11,7 @@
 #include "probes/bandwidth/p2p_truth.hpp"
 #include "common/errors.hpp"
 #include "report/analysis/findings.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/render/renderers.hpp"
 
 using namespace interprobe;

@@ -12,8 +12,8 @@
 
 #include "report/analysis/bottleneck/analyze.hpp"
 #include "report/analysis/bottleneck/report_prices.hpp"
-#include "report/model/json.hpp"
-#include "report/model/metrics.hpp"
+#include "model/json.hpp"
+#include "model/metrics.hpp"
 
 namespace bn = interprobe::bottleneck;
 namespace report = interprobe::report;

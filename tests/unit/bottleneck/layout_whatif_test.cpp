@@ -8,7 +8,7 @@
 
 #include "report/analysis/bottleneck/layout_whatif.hpp"
 #include "report/analysis/workload/model_config.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 
 namespace bn = interprobe::bottleneck;
 namespace report = interprobe::report;

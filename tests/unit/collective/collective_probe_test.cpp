@@ -12,7 +12,7 @@
 #include "common/units.hpp"
 #include "probes/collective/allreduce_sweep.hpp"
 #include "report/analysis/findings.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/render/renderers.hpp"
 #include "unit/collective/fake_backend.hpp"
 

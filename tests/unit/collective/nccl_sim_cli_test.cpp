@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 
 using interprobe::testing::run_interprobe;

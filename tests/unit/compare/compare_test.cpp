@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "report/compare/compare.hpp"
-#include "report/model/json.hpp"
-#include "report/model/metrics.hpp"
+#include "model/json.hpp"
+#include "model/metrics.hpp"
 #include "report/render/renderers.hpp"
 
 namespace {

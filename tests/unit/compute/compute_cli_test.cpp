@@ -9,7 +9,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"
 

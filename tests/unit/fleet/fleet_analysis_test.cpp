@@ -6,7 +6,7 @@
 
 #include "common/errors.hpp"
 #include "report/fleet/fleet.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "report/policy/fleet_check.hpp"
 #include "report/policy/policy.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "probes/runtime/nccl_build.hpp"
 #include "report/analysis/findings.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
 

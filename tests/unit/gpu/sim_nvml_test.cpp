@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "probes/topology/nvml_topology.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "support/run_binary.hpp"
 #include "support/temp_tree.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "topology_test_support.hpp"
 
 namespace interprobe {

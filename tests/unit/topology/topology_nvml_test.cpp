@@ -7,7 +7,7 @@
 
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 #include "topology_test_support.hpp"
 
 namespace interprobe {

@@ -9,7 +9,7 @@
 #include "common/host_root.hpp"
 #include "support/temp_tree.hpp"
 #include "probes/topology/topology_probe.hpp"
-#include "report/model/topology.hpp"
+#include "model/topology.hpp"
 
 namespace interprobe::topology_test {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "cli/workload_compute.hpp"
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::cli {
 namespace {

@@ -1,9 +1,9 @@
-#include "report/model/report_file_writer.hpp"
+#include "model/report_file_writer.hpp"
 
 #include <unistd.h>
 
 #include "common/output_file.hpp"
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 
 namespace interprobe::report {
 

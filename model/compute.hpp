@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "report/model/bandwidth.hpp"
-#include "report/model/telemetry.hpp"
-#include "report/model/vocabulary.hpp"
+#include "model/bandwidth.hpp"
+#include "model/telemetry.hpp"
+#include "model/vocabulary.hpp"
 
 namespace interprobe::report {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Closed vocabularies: every enum of the report has one table of its JSON names
-// (report/model/vocabulary.cpp). The JSON codec, the renderers and the schema test read the same
+// (model/vocabulary.cpp). The JSON codec, the renderers and the schema test read the same
 // table, so a value's spelling lives in exactly one place.
 #include <optional>
 #include <span>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/vocabulary.hpp"
+#include "model/vocabulary.hpp"
 
 namespace interprobe::report {
 

@@ -8,16 +8,16 @@
 #include <utility>
 #include <vector>
 
-#include "report/model/bandwidth.hpp"
-#include "report/model/bottleneck.hpp"
-#include "report/model/collective.hpp"
-#include "report/model/compute.hpp"
-#include "report/model/system.hpp"
-#include "report/model/telemetry.hpp"
-#include "report/model/topology.hpp"
-#include "report/model/virt.hpp"
-#include "report/model/value.hpp"
-#include "report/model/vocabulary.hpp"
+#include "model/bandwidth.hpp"
+#include "model/bottleneck.hpp"
+#include "model/collective.hpp"
+#include "model/compute.hpp"
+#include "model/system.hpp"
+#include "model/telemetry.hpp"
+#include "model/topology.hpp"
+#include "model/virt.hpp"
+#include "model/value.hpp"
+#include "model/vocabulary.hpp"
 
 namespace interprobe::report {
 

@@ -1,4 +1,4 @@
-#include "report/model/schema_check.hpp"
+#include "model/schema_check.hpp"
 
 #include <fmt/format.h>
 

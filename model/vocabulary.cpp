@@ -1,6 +1,6 @@
 // The JSON name of every value of every closed vocabulary of the report. The schema lists the
 // same names (tests/unit/report_schema_test.cpp checks that they agree).
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 #define INTERPROBE_ENUM(E, ...)                                   \
   std::span<const EnumName<E>> names(E) {                         \

@@ -1,4 +1,4 @@
-#include "report/model/json.hpp"
+#include "model/json.hpp"
 
 #include <cstdio>
 
@@ -7,9 +7,9 @@
 #include "common/json_input.hpp"
 #include "common/json_text.hpp"
 #include "common/user_file.hpp"
-#include "report/model/json_codec.hpp"
-#include "report/model/json_upgrade.hpp"
-#include "report/model/schema_check.hpp"
+#include "model/json_codec.hpp"
+#include "model/json_upgrade.hpp"
+#include "model/schema_check.hpp"
 
 namespace interprobe::report {
 

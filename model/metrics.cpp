@@ -1,4 +1,4 @@
-#include "report/model/metrics.hpp"
+#include "model/metrics.hpp"
 
 #include <algorithm>
 #include <limits>

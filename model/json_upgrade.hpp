@@ -1,8 +1,8 @@
 #pragma once
-// Internal to report/model: the one upgrade function from schema 1.x to the current 2.x tree.
+// Internal to model/: the one upgrade function from schema 1.x to the current 2.x tree.
 #include <nlohmann/json.hpp>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::report {
 

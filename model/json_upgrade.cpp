@@ -1,7 +1,7 @@
 // Reports of schema 1.x (interprobe 0.1 before report model 2.0) read as 2.0: keys renamed for
 // their units, closed vocabularies spelled in snake_case. One table; each line names where the
 // key lives ("[]" walks every element of an array, "*" every member of an object).
-#include "report/model/json_upgrade.hpp"
+#include "model/json_upgrade.hpp"
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "report/model/sections.hpp"
+#include "model/sections.hpp"
 
 namespace interprobe::report {
 

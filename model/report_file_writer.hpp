@@ -6,7 +6,7 @@
 // report at the named path survives a run that failed.
 #include <filesystem>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::report {
 

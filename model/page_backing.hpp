@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "report/model/bandwidth.hpp"
+#include "model/bandwidth.hpp"
 
 namespace interprobe::report {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "report/model/telemetry.hpp"
-#include "report/model/vocabulary.hpp"
+#include "model/telemetry.hpp"
+#include "model/vocabulary.hpp"
 
 namespace interprobe::report {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Internal to report/model: checks a parsed report against report/schema/report.schema.json (built
+// Internal to model/: checks a parsed report against report/schema/report.schema.json (built
 // into the binary) before it is decoded, so a missing required key, a wrong type or a value outside
 // a closed vocabulary is an error naming its key path ("bandwidth.sweeps[2].points[0]: missing
 // required key 'bytes'"). No C++ JSON Schema validator is packaged in Debian 12, so this walks the

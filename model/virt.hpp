@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "report/model/topology.hpp"
-#include "report/model/vocabulary.hpp"
+#include "model/topology.hpp"
+#include "model/vocabulary.hpp"
 
 namespace interprobe::report {
 

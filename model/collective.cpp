@@ -1,4 +1,4 @@
-#include "report/model/collective.hpp"
+#include "model/collective.hpp"
 
 #include <algorithm>
 

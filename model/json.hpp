@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 namespace interprobe::report {
 

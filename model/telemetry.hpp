@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "report/model/vocabulary.hpp"
+#include "model/vocabulary.hpp"
 
 namespace interprobe::report {
 

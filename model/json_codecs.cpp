@@ -1,8 +1,8 @@
 // Every struct of the report and its JSON keys: one line per struct. Keys are the member names, so
 // renaming a member renames its key (schema and docs/report.md follow; the 1.x upgrade in
 // json_upgrade.cpp maps old keys).
-#include "report/model/json_codec.hpp"
-#include "report/model/sections.hpp"
+#include "model/json_codec.hpp"
+#include "model/sections.hpp"
 
 namespace interprobe::report {
 

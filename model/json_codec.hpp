@@ -1,5 +1,5 @@
 #pragma once
-// Internal to report/model: how the report's types map to JSON. Every struct is one
+// Internal to model/: how the report's types map to JSON. Every struct is one
 // INTERPROBE_JSON line in json_codecs.cpp (nlohmann's field-list macros: a missing key keeps the
 // struct's default; the schema check before decoding has already refused missing required keys);
 // enums go through their vocabulary table; std::optional is null when empty.
@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 #ifndef JSON_DIAGNOSTICS
-#error "report/model is built with JSON_DIAGNOSTICS=1 (see CMakeLists.txt): decode errors name the key path"
+#error "model/ is built with JSON_DIAGNOSTICS=1 (see CMakeLists.txt): decode errors name the key path"
 #endif
 
 namespace nlohmann {

@@ -1,4 +1,4 @@
-#include "report/model/report.hpp"
+#include "model/report.hpp"
 
 #include <fmt/format.h>
 

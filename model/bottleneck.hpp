@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "report/model/virt.hpp"  // Confidence
-#include "report/model/vocabulary.hpp"
+#include "model/virt.hpp"  // Confidence
+#include "model/vocabulary.hpp"
 
 namespace interprobe::report {
 
