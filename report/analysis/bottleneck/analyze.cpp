@@ -295,13 +295,11 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     w.batches.push_back(to_batch(step, e));
   }
   w.gemm_overtakes_communication_at_batch = rq.tp > 1 ? gemm_overtakes(rq.model, rq, prices) : std::nullopt;
-  // The smallest and the largest batch (the same one when only one was priced).
+  // Every scenario on the smallest and the largest batch (the same one when only one was priced).
+  const WhatIfContext context{report, rq, prices, measured, target, report_gpus_priced};
   for (const report::BatchEstimate* b : {&w.batches.front(), &w.batches.back()}) {
     if (b == &w.batches.back() && w.batches.size() == 1 && !w.what_ifs.empty()) break;
-    removal_what_ifs(*b, w.what_ifs);
-    lower_tp_what_if(report, rq, prices, *b, w.what_ifs);
-    if (report_gpus_priced) p2p_on_what_if(report, rq, prices, *b, w.what_ifs);
-    cuda_graphs_what_if(measured, target, rq, prices, *b, w.what_ifs);
+    for (const auto& scenario : step_scenarios()) scenario.apply(context, *b, w.what_ifs);
   }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
   bool gpus = report.topology && !report.topology->gpus.empty();

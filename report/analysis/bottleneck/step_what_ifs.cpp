@@ -141,4 +141,23 @@ void cuda_graphs_what_if(const ReportPrices& measured, const std::optional<Assum
                                     after_us / 1e3)));
 }
 
+const std::vector<StepScenario>& step_scenarios() {
+  static const std::vector<StepScenario> scenarios{
+      {"without the largest costs", [](const WhatIfContext&, const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+         removal_what_ifs(b, out);
+       }},
+      {"half the TP", [](const WhatIfContext& c, const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+         lower_tp_what_if(c.report, c.request, c.prices, b, out);
+       }},
+      // On GPUs the report did not measure, its missing P2P says nothing about the target's.
+      {"P2P on", [](const WhatIfContext& c, const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+         if (c.report_gpus_priced) p2p_on_what_if(c.report, c.request, c.prices, b, out);
+       }},
+      {"CUDA graphs", [](const WhatIfContext& c, const report::BatchEstimate& b, std::vector<report::WhatIf>& out) {
+         cuda_graphs_what_if(c.measured, c.target, c.request, c.prices, b, out);
+       }},
+  };
+  return scenarios;
+}
+
 }  // namespace interprobe::bottleneck

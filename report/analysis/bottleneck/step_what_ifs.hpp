@@ -13,6 +13,26 @@
 
 namespace interprobe::bottleneck {
 
+// What every what-if reads: the report, the workload, the prices the step was priced from (the
+// report's own, or an assumed target's), the report's measured prices and the target.
+struct WhatIfContext {
+  const report::Report& report;
+  const WorkloadRequest& request;
+  const PriceSource& prices;
+  const ReportPrices& measured;
+  const std::optional<AssumedTarget>& target;
+  bool report_gpus_priced = true;  // false when --assume prices a GPU the report did not measure
+};
+
+// A named change to a priced batch: `apply` prices the step again with the change (through
+// price_step and a PriceSource that changes one price) and appends what it found, or why it could
+// not, or nothing where the change does not apply. The verdict's what-ifs are this list, in order.
+struct StepScenario {
+  const char* name;
+  void (*apply)(const WhatIfContext& context, const report::BatchEstimate& batch, std::vector<report::WhatIf>& out);
+};
+const std::vector<StepScenario>& step_scenarios();
+
 // Removing each of the two largest costs: an upper bound on what its lever can give.
 void removal_what_ifs(const report::BatchEstimate& b, std::vector<report::WhatIf>& out);
 

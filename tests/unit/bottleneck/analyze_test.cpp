@@ -8,10 +8,12 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 
 #include "report/analysis/bottleneck/analyze.hpp"
 #include "report/analysis/bottleneck/report_prices.hpp"
+#include "report/analysis/bottleneck/step_what_ifs.hpp"
 #include "model/json.hpp"
 #include "model/metrics.hpp"
 
@@ -504,4 +506,40 @@ TEST(SeedCase, PricedEagerTheStepIsWithinTwiceTheObservedAndGraphsAreTheWhatIf) 
   EXPECT_EQ(graphs->provenance, report::Provenance::assumed);
   EXPECT_TRUE(contains(graphs->note, "captured graph (assumed)")) << graphs->note;
   EXPECT_GT(graphs->tokens_per_s.value_or(0), b1.tokens_per_s);
+}
+
+// Issue 35: the what-ifs are a list of named changes; each one, applied alone to the seed's
+// batch 1, adds only the change it names, and the verdict's what-ifs are exactly the list's, in order.
+TEST(StepScenarios, EachNamedChangeAddsOnlyWhatItNamesAndTheVerdictIsTheList) {
+  auto r = seed_report();
+  auto rq = seed_request();
+  auto assume = seed_assumptions();
+  auto w = bn::estimate_workload(r, rq, assume);
+  bn::ReportPrices measured(r);
+  auto assumed = bn::assumed_prices(measured, *assume.assume);
+  std::optional<bn::AssumedTarget> target = bn::parse_assume(*assume.assume);
+  const bn::WhatIfContext context{r, rq, *assumed, measured, target, true};
+  const auto& scenarios = bn::step_scenarios();
+  ASSERT_EQ(scenarios.size(), 4u);
+  std::vector<report::WhatIf> all;
+  std::set<std::string> said;
+  for (const auto& s : scenarios) {
+    std::vector<report::WhatIf> out;
+    s.apply(context, w.batches.front(), out);
+    if (!out.empty()) said.insert(s.name);
+    for (const auto& wi : out) {
+      std::string name = s.name;
+      bool named = name == "without the largest costs" ? wi.change.rfind("without ", 0) == 0
+                   : name == "half the TP"            ? wi.change == "TP 4"
+                                                      : wi.change == name;
+      EXPECT_TRUE(named) << name << " added " << wi.change;
+      all.push_back(wi);
+    }
+  }
+  // The seed (TP 8, P2P refused, its largest costs priced) gives three levers something to say;
+  // CUDA graphs says nothing there: its report measured no graph launches and the target is not eager.
+  EXPECT_EQ(said, (std::set<std::string>{"without the largest costs", "half the TP", "P2P on"}));
+  // The verdict's what-ifs begin with batch 1's, as the list gives them.
+  ASSERT_GE(w.what_ifs.size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(w.what_ifs[i].change, all[i].change) << i;
 }
