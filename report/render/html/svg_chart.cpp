@@ -117,7 +117,7 @@ std::string value_label(double v, bool bytes) {
   return format_significant(v);
 }
 
-constexpr int kWidth = 640, kLeft = 70, kRight = 620, kTop = 34, kBottom = 290;
+constexpr int kPlotWidth = 640, kPlotLeft = 70, kPlotRight = 620, kPlotTop = 34, kPlotBottom = 290;
 
 bool plottable(const XY& p, Scale xs, Scale ys) {
   return std::isfinite(p.x) && std::isfinite(p.y) && (xs == Scale::linear || p.x > 0) && (ys == Scale::linear || p.y > 0);
@@ -126,23 +126,23 @@ bool plottable(const XY& p, Scale xs, Scale ys) {
 std::string axes(const Mapping& mx, const Mapping& my, const LineChart& c) {
   std::string out = fmt::format("<g class=\"axis\"><line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>"
                                 "<line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\"/>",
-                                kLeft, kBottom, kRight, kTop);
+                                kPlotLeft, kPlotBottom, kPlotRight, kPlotTop);
   for (double t : mx.ticks()) {
     double x = mx(t);
     out += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
                        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>",
-                       x, kTop, kBottom, kBottom + 14, html_escape(tick_label(t, c.x.scale == Scale::log_bytes)));
+                       x, kPlotTop, kPlotBottom, kPlotBottom + 14, html_escape(tick_label(t, c.x.scale == Scale::log_bytes)));
   }
   for (double t : my.ticks()) {
     double y = my(t);
     out += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\"/>"
                        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>",
-                       kLeft, y, kRight, kLeft - 4, y + 4, html_escape(tick_label(t, c.y.scale == Scale::log_bytes)));
+                       kPlotLeft, y, kPlotRight, kPlotLeft - 4, y + 4, html_escape(tick_label(t, c.y.scale == Scale::log_bytes)));
   }
-  out += fmt::format("<text class=\"al\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", (kLeft + kRight) / 2,
-                     kBottom + 32, html_escape(c.x.label));
+  out += fmt::format("<text class=\"al\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", (kPlotLeft + kPlotRight) / 2,
+                     kPlotBottom + 32, html_escape(c.x.label));
   out += fmt::format("<text class=\"al\" transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-                     (kTop + kBottom) / 2, html_escape(c.y.label));
+                     (kPlotTop + kPlotBottom) / 2, html_escape(c.y.label));
   return out + "</g>";
 }
 
@@ -195,13 +195,13 @@ std::string svg(const LineChart& c) {
       if (p.low && (*p.low > 0 || c.y.scale == Scale::linear)) y_lo = std::min(y_lo, *p.low);
     }
   int legend_rows = static_cast<int>((c.series.size() + 1) / 2);
-  int height = kBottom + 52 + 16 * legend_rows;
-  std::string out = svg_open(c.id, c.title, kWidth, height);
+  int height = kPlotBottom + 52 + 16 * legend_rows;
+  std::string out = svg_open(c.id, c.title, kPlotWidth, height);
   if (x_lo > x_hi) {
-    out += fmt::format("<text x=\"{}\" y=\"{}\">nothing to plot</text>", kLeft, (kTop + kBottom) / 2);
+    out += fmt::format("<text x=\"{}\" y=\"{}\">nothing to plot</text>", kPlotLeft, (kPlotTop + kPlotBottom) / 2);
     return out + "</svg>";
   }
-  Mapping mx(c.x.scale, x_lo, x_hi, kLeft, kRight), my(c.y.scale, y_lo, y_hi, kBottom, kTop);
+  Mapping mx(c.x.scale, x_lo, x_hi, kPlotLeft, kPlotRight), my(c.y.scale, y_lo, y_hi, kPlotBottom, kPlotTop);
   out += axes(mx, my, c);
   std::vector<std::pair<std::string, std::string>> items;
   std::vector<bool> dashed;
@@ -210,7 +210,7 @@ std::string svg(const LineChart& c) {
     items.emplace_back(c.series[i].name, palette(i));
     dashed.push_back(c.series[i].dashed);
   }
-  out += legend(items, dashed, kBottom + 52);
+  out += legend(items, dashed, kPlotBottom + 52);
   return out + "</svg>";
 }
 
