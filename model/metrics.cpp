@@ -19,6 +19,17 @@ std::string label(E value) {
 
 using Labels = std::map<std::string, std::string>;
 
+// "series/256MiB" for a sweep point, the series alone for any other row.
+std::string series_and_point(const MetricRow& row) {
+  std::string point = point_segment(row);
+  return point.empty() ? row.series : row.series + "/" + point;
+}
+
+// A second sweep over the same series in one report is told apart by "#2", "#3", ...
+std::string with_repeat(const std::string& path, int repeat) {
+  return repeat > 1 ? fmt::format("{}#{}", path, repeat) : path;
+}
+
 // Where a row goes: its family, its series, its figure and, for a sweep point, the point.
 struct Key {
   std::string family;
@@ -40,11 +51,10 @@ class MetricTable {
     row.bytes = key.bytes;
     row.tokens = key.tokens;
     row.sweep = std::move(sweep);
-    std::string point = point_segment(row);
-    std::string path = row.series + (point.empty() ? "" : "/" + point) + "/" + row.leaf;
     // Paths are unique: a second sweep over the same path (a rerun in one report) gets "#2".
+    const std::string path = series_and_point(row) + "/" + row.leaf;
     row.path = path;
-    while (!seen_.insert(row.path).second) row.path = fmt::format("{}#{}", path, ++row.repeat);
+    while (!seen_.insert(row.path).second) row.path = with_repeat(path, ++row.repeat);
     row.value = value;
     row.unit = std::move(unit);
     row.better = better;
@@ -359,15 +369,10 @@ std::string point_segment(const MetricRow& row) {
 
 std::optional<std::string> series_path(const MetricRow& row) {
   if (!row.bytes && !row.tokens) return std::nullopt;
-  std::string path = row.series + "/*/" + row.leaf;
-  return row.repeat > 1 ? fmt::format("{}#{}", path, row.repeat) : path;
+  return with_repeat(row.series + "/*/" + row.leaf, row.repeat);
 }
 
-std::string point_path(const MetricRow& row) {
-  std::string point = point_segment(row);
-  std::string path = point.empty() ? row.series : row.series + "/" + point;
-  return row.repeat > 1 ? fmt::format("{}#{}", path, row.repeat) : path;
-}
+std::string point_path(const MetricRow& row) { return with_repeat(series_and_point(row), row.repeat); }
 
 std::vector<MetricRow> metrics_of(const Report& r) {
   MetricTable t;

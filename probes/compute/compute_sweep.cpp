@@ -224,9 +224,9 @@ void measure_peaks(ComputeEngine& engine, const ComputeRequest& r, const std::ve
 // Why a point is not measured, before it is tried; empty when it is.
 std::string why_skipped(const GemmShape& g, ComputeDtype dtype, std::uint64_t max_bytes, double limit_s,
                         std::chrono::steady_clock::time_point started) {
-  if (gemm_bytes(g.m, g.n, g.k, dtype) > static_cast<double>(max_bytes))
-    return fmt::format("its buffers need {} of the {} the engine may use",
-                       format_bytes(static_cast<std::uint64_t>(gemm_bytes(g.m, g.n, g.k, dtype))), format_bytes(max_bytes));
+  if (double bytes = gemm_bytes(g.m, g.n, g.k, dtype); bytes > static_cast<double>(max_bytes))
+    return fmt::format("its buffers need {} of the {} the engine may use", format_bytes(static_cast<std::uint64_t>(bytes)),
+                       format_bytes(max_bytes));
   if (std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > limit_s)
     return fmt::format("the {:g} s this engine's GEMMs may take here were spent (`interprobe compute --engine host "
                        "--shapes {}x{} --m {} --dtype {}` measures it)",
