@@ -143,4 +143,19 @@ void from_json(const json& j, Value& v) {
   else v = j.dump();
 }
 
+json json_schema(SchemaDefs&, const Value*) {
+  return {{"$ref", "#/$defs/evidence_value"}};
+}
+
+json generated_report_schema() {
+  SchemaDefs defs;
+  SchemaFields top(defs);
+  describe_json_fields(top, static_cast<const Report*>(nullptr));
+  json schema = top.object();
+  schema["$defs"] = defs.defs();
+  schema["$defs"]["evidence_value"] = {{"type", json::array({"string", "number", "boolean", "null", "array"})},
+                                       {"items", {{"$ref", "#/$defs/evidence_value"}}}};
+  return schema;
+}
+
 }  // namespace interprobe::report
