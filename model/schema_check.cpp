@@ -9,7 +9,7 @@ namespace {
 using json = nlohmann::json;
 
 const json& schema_root() {
-  static const json root = json::parse(report_schema_text());
+  static const json root = report_schema();
   return root;
 }
 

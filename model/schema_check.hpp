@@ -1,6 +1,6 @@
 #pragma once
-// Internal to model/: checks a parsed report against report/schema/report.schema.json (built
-// into the binary) before it is decoded, so a missing required key, a wrong type or a value outside
+// Internal to model/: checks a parsed report against the report's schema (report_schema.cpp:
+// generated from the declarations; report/schema/report.schema.json is its text) before it is decoded, so a missing required key, a wrong type or a value outside
 // a closed vocabulary is an error naming its key path ("bandwidth.sweeps[2].points[0]: missing
 // required key 'bytes'"). No C++ JSON Schema validator is packaged in Debian 12, so this walks the
 // subset our schema uses: $ref (local), type, required, properties, additionalProperties (as a
@@ -19,7 +19,9 @@ class ReportFormatError : public InputError {
   using InputError::InputError;
 };
 
-// The schema text compiled in (generated from report/schema/report.schema.json).
+// The schema, generated from the INTERPROBE_JSON declarations and annotated (report_schema.cpp).
+nlohmann::json report_schema();
+// The same as text: what report/schema/report.schema.json holds.
 const char* report_schema_text();
 
 enum class RequiredKeys { checked, lenient };

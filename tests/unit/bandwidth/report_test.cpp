@@ -306,42 +306,6 @@ TEST(BandwidthReport, CopyKindsOfTheEnginesAreTheReportsVocabulary) {
 
 namespace {
 
-// The schema's enum at `pointer` equals the C++ table of E (null allowed where the value is optional).
-template <class E>
-void expect_schema_enum(const nlohmann::json& schema, const std::string& pointer) {
-  SCOPED_TRACE(pointer);
-  std::vector<std::string> in_schema, in_code;
-  for (const auto& v : schema.at(nlohmann::json::json_pointer(pointer)))
-    if (!v.is_null()) in_schema.push_back(v.get<std::string>());
-  for (const auto& entry : names(E{})) in_code.push_back(entry.name);
-  EXPECT_EQ(in_schema, in_code);
-}
-
-}  // namespace
-
-TEST(BandwidthReport, SchemaEnumsOfBandwidthAndCollectiveEqualTheVocabulary) {
-  std::ifstream in(std::string(INTERPROBE_SOURCE_DIR) + "/report/schema/report.schema.json");
-  const auto schema = nlohmann::json::parse(in);
-  const std::string bw = "/$defs/bandwidth/properties", sweep = "/$defs/bandwidth_sweep/properties";
-  expect_schema_enum<report::BandwidthPlan>(schema, bw + "/plan/enum");
-  expect_schema_enum<report::BandwidthEngine>(schema, bw + "/engines/items/properties/engine/enum");
-  expect_schema_enum<report::EngineStatus>(schema, bw + "/engines/items/properties/status/enum");
-  expect_schema_enum<report::P2pTruth>(schema, bw + "/p2p_pairs/items/properties/truth/enum");
-  expect_schema_enum<report::BandwidthEngine>(schema, sweep + "/engine/enum");
-  expect_schema_enum<report::CopyKind>(schema, sweep + "/kind/enum");
-  expect_schema_enum<report::MemoryKind>(schema, sweep + "/memory_kind/enum");
-  expect_schema_enum<report::SweepStatus>(schema, sweep + "/status/enum");
-  expect_schema_enum<report::StopReason>(schema, sweep + "/points/items/properties/stop_reason/enum");
-  const std::string ar = "/$defs/allreduce_sweep/properties";
-  expect_schema_enum<report::AllreduceBackend>(schema, ar + "/backend/enum");
-  expect_schema_enum<report::Dtype>(schema, ar + "/dtype/enum");
-  expect_schema_enum<report::AllreduceVariant>(schema, ar + "/variant/enum");
-  expect_schema_enum<report::AllreduceStatus>(schema, ar + "/status/enum");
-  expect_schema_enum<report::Dtype>(schema, "/$defs/allreduce_point/properties/dtype/enum");
-}
-
-namespace {
-
 report::BandwidthSweep host_sweep(std::int64_t src_huge, std::int64_t dst_huge) {
   report::BandwidthSweep s;
   s.engine = report::BandwidthEngine::host;
