@@ -8,7 +8,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const json& schema_root() {
+const json& report_schema_root() {
   static const json root = report_schema();
   return root;
 }
@@ -19,7 +19,8 @@ std::string join_path(const std::string& path, const std::string& key) { return 
 
 class Walker {
  public:
-  explicit Walker(RequiredKeys required) : required_(required) {}
+  // `root` holds the "$defs" a "$ref" names.
+  Walker(const json& root, RequiredKeys required) : root_(root), required_(required) {}
 
   // Empty when `node` conforms, else the first violation.
   std::string check(const json& node, const json& schema, const std::string& path) const {
@@ -47,10 +48,10 @@ class Walker {
   }
 
  private:
-  static const json& resolve(const std::string& ref) {
+  const json& resolve(const std::string& ref) const {
     const std::string prefix = "#/$defs/";
-    if (ref.rfind(prefix, 0) != 0) throw std::logic_error("report schema: unsupported $ref " + ref);
-    return schema_root().at("$defs").at(ref.substr(prefix.size()));
+    if (ref.rfind(prefix, 0) != 0) throw std::logic_error("schema: unsupported $ref " + ref);
+    return root_.at("$defs").at(ref.substr(prefix.size()));
   }
 
   static bool is_type(const json& v, const std::string& type) {
@@ -98,6 +99,8 @@ class Walker {
         return fmt::format("{}: {} is below the minimum {}", at(path), v.dump(), min->dump());
       if (auto min = schema.find("exclusiveMinimum"); min != schema.end() && x <= min->get<double>())
         return fmt::format("{}: {} must be above {}", at(path), v.dump(), min->dump());
+      if (auto max = schema.find("maximum"); max != schema.end() && x > max->get<double>())
+        return fmt::format("{}: {} is above the maximum {}", at(path), v.dump(), max->dump());
     }
     return {};
   }
@@ -127,13 +130,18 @@ class Walker {
     return {};
   }
 
+  const json& root_;
   RequiredKeys required_;
 };
 
 }  // namespace
 
+std::string schema_violation(const json& value, const json& schema, RequiredKeys required) {
+  return Walker(schema, required).check(value, schema, "");
+}
+
 void check_against_schema(const json& report, RequiredKeys required) {
-  if (auto error = Walker(required).check(report, schema_root(), ""); !error.empty()) throw ReportFormatError(error);
+  if (auto error = schema_violation(report, report_schema_root(), required); !error.empty()) throw ReportFormatError(error);
 }
 
 }  // namespace interprobe::report
