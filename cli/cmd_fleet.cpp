@@ -127,7 +127,7 @@ int fleet_fail_on_exit_code(const fleet::FleetReport& f, const GlobalOptions& o)
   if (!report::parse_enum<report::Severity>(o.fail_on)) return kExitOk;  // "never"
   std::vector<std::string> hits, silent;
   for (const auto& n : f.nodes) {
-    if (!n.ok || !n.report) {
+    if (!n.ok() || !n.report) {
       silent.push_back(printable(n.name));
       continue;
     }
@@ -196,7 +196,7 @@ int execute_fleet(const GlobalOptions& options, const ProbeSelection& selection,
       code = kExitUsage;
     }
     for (const auto& n : fleet->nodes)
-      if (!n.ok) std::cerr << fmt::format("interprobe: fleet: node {} failed: {}\n", printable(n.name), printable(n.failure.value_or("")));
+      if (!n.ok()) std::cerr << fmt::format("interprobe: fleet: node {} failed: {}\n", printable(n.name), printable(n.failure.value_or("")));
     if (code == kExitOk) code = fleet_fail_on_exit_code(*fleet, o);
   }
   if (mpi) collective::finish_mpi(true, code);

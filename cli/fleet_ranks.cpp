@@ -58,7 +58,7 @@ void read_node_message(const std::optional<Blob>& message, int rank, fleet::Flee
   } else if (kind == "report") {
     try {
       node.report = report::parse_report_text(payload, fmt::format("the report of rank {}", rank));
-      node.ok = true;
+      node.status = fleet::NodeStatus::ok;
     } catch (const InputError& e) {
       node.failure = e.what();
     }

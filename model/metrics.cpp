@@ -374,6 +374,11 @@ std::optional<std::string> series_path(const MetricRow& row) {
 
 std::string point_path(const MetricRow& row) { return with_repeat(series_and_point(row), row.repeat); }
 
+std::span<const EnumName<Better>> names(Better) {
+  static constexpr EnumName<Better> table[] = {{Better::higher, "higher"}, {Better::lower, "lower"}, {Better::neither, "neither"}};
+  return table;
+}
+
 std::vector<MetricRow> metrics_of(const Report& r) {
   MetricTable t;
   add_probes(r, t);

@@ -15,6 +15,7 @@
 namespace interprobe::report {
 
 enum class Better { higher, lower, neither };
+INTERPROBE_DECLARE_ENUM(Better);
 
 // What the samples behind a measured number looked like; absent for numbers that were read, not timed.
 // A bandwidth fit's rows carry the fit's scatter: samples = points used, cv = its residual fraction.

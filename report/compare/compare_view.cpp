@@ -6,10 +6,6 @@
 #include "report/compare/compare.hpp"
 #include "model/json_codec.hpp"  // std::optional as null
 
-namespace interprobe::report {
-NLOHMANN_JSON_SERIALIZE_ENUM(Better, {{Better::higher, "higher"}, {Better::lower, "lower"}, {Better::neither, "neither"}})
-}  // namespace interprobe::report
-
 namespace interprobe::compare {
 
 NLOHMANN_JSON_SERIALIZE_ENUM(Verdict, {{Verdict::worse, "worse"},

@@ -51,7 +51,7 @@ void add_heterogeneity(FleetReport& fleet) {
       if (2 * n > static_cast<std::int64_t>(per_node.size())) spread.majority = value, spread.majority_nodes = n;
     for (const auto& [node, settings] : per_node) {
       std::string value = value_of(settings);
-      if (!spread.majority || value != *spread.majority) spread.differing.emplace_back(node, value);
+      if (!spread.majority || value != *spread.majority) spread.differing.push_back({node, value});
     }
     fleet.heterogeneity.push_back(std::move(spread));
   }
@@ -96,13 +96,15 @@ void add_outliers(FleetReport& fleet) {
 
 }  // namespace
 
-std::string to_string(Scale s) {
-  switch (s) {
-    case Scale::mad: return "mad";
-    case Scale::mean_absolute_deviation: return "mean_absolute_deviation";
-    case Scale::none: return "none";
-  }
-  return "none";
+std::span<const report::EnumName<Scale>> names(Scale) {
+  static constexpr report::EnumName<Scale> table[] = {
+      {Scale::mad, "mad"}, {Scale::mean_absolute_deviation, "mean_absolute_deviation"}, {Scale::none, "none"}};
+  return table;
+}
+
+std::span<const report::EnumName<NodeStatus>> names(NodeStatus) {
+  static constexpr report::EnumName<NodeStatus> table[] = {{NodeStatus::ok, "ok"}, {NodeStatus::failed, "failed"}};
+  return table;
 }
 
 RobustScores robust_z_scores(const std::vector<double>& values) {

@@ -13,6 +13,7 @@
 // only when at least kMinNodesForOutliers nodes have it: with two nodes |z| is at most 0.6745.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,11 @@ inline constexpr double kMadConsistency = 0.6745;
 inline constexpr double kMeanAdConsistency = 1.253314;
 inline constexpr std::size_t kMinNodesForOutliers = 3;
 
+// The JSON names of the fleet's enums (analysis.cpp) are their tables, as the report's are
+// (model/vocabulary.hpp): the codec, the schema and the views read the same spelling.
 enum class Scale { mad, mean_absolute_deviation, none };
-std::string to_string(Scale s);
+std::span<const report::EnumName<Scale>> names(Scale);
+using report::to_string;
 
 // The modified z-score of each value (same order); all null when the values give no scale.
 struct RobustScores {
@@ -43,12 +47,30 @@ struct RobustScores {
 };
 RobustScores robust_z_scores(const std::vector<double>& values);
 
+enum class NodeStatus { ok, failed };
+std::span<const report::EnumName<NodeStatus>> names(NodeStatus);
+
+// A node's report inside the fleet file is that report's own JSON, written and read as
+// `interprobe run -o` writes and `interprobe report` reads it (its schema check, its 1.x upgrade):
+// its codec is the report's (fleet_json.cpp), not a declaration of the fleet's. Implicit from a
+// Report, so that a node's report is assigned as one.
+struct EmbeddedReport : report::Report {
+  EmbeddedReport() = default;
+  EmbeddedReport(report::Report r) : report::Report(std::move(r)) {}
+};
+// The fleet's all-reduce, as a report's collective section.
+struct EmbeddedCollectiveSection : report::CollectiveSection {
+  EmbeddedCollectiveSection() = default;
+  EmbeddedCollectiveSection(report::CollectiveSection c) : report::CollectiveSection(std::move(c)) {}
+};
+
 struct FleetNode {
   std::string name;                 // host name, or "rank N" under --rank-as-node
   std::vector<std::int64_t> ranks;  // the MPI ranks on it; the first probed it
-  bool ok = false;
+  NodeStatus status = NodeStatus::failed;
   std::optional<std::string> failure;  // why no report came from it
-  std::optional<report::Report> report;
+  std::optional<EmbeddedReport> report;
+  bool ok() const { return status == NodeStatus::ok; }
 };
 
 struct NodeValue {
@@ -69,18 +91,23 @@ struct MetricOutliers {
   std::vector<std::string> outliers;
 };
 
+struct NodeSetting {
+  std::string node;
+  std::string value;  // "-": the node's report does not have the setting
+};
+
 struct SettingSpread {
   std::string name;                    // compare's settings name: "virtualization/machine_type"
   std::optional<std::string> majority; // the value more than half the nodes have; null: none does
   std::int64_t majority_nodes = 0;
-  std::vector<std::pair<std::string, std::string>> differing;  // node -> its value ("-": absent)
+  std::vector<NodeSetting> differing;
 };
 
 // The all-reduce across every rank of the fleet (not per node).
 struct FleetCollective {
   std::int64_t ranks = 0;
   std::int64_t nodes = 0;  // as MPI counts them (processes sharing memory), not --rank-as-node's
-  std::optional<report::CollectiveSection> section;  // null: not measured, `reason` says why
+  std::optional<EmbeddedCollectiveSection> section;  // null: not measured, `reason` says why
   std::optional<std::string> reason;
   std::vector<std::string> notes;  // the transport chosen, or why it is not known; NCCL's absence
 };
@@ -92,12 +119,23 @@ struct FleetTiming {
   double cross_node_allreduce_s = 0;
 };
 
+// How outliers are scored (see the top of this file), written into every fleet report so that a
+// reader need not know this version's constants.
+struct OutlierRule {
+  std::string statistic = "modified z-score (Iglewicz-Hoaglin): 0.6745 * (x - median) / MAD";
+  double threshold = kOutlierThreshold;
+  std::size_t min_nodes = kMinNodesForOutliers;
+  std::string mad_zero = "(x - median) / (1.253314 * mean absolute deviation); all values equal: no outlier";
+};
+
+// Each struct above is one INTERPROBE_JSON line in fleet_json.cpp: JSON keys are member names.
 struct FleetReport {
-  std::string schema_version = kFleetSchemaVersion;
+  std::string fleet_schema_version = kFleetSchemaVersion;
   std::string tool_version;
   std::string started_at;
   std::int64_t ranks = 1;
   bool rank_as_node = false;  // testing: every rank counted as a node of its own
+  OutlierRule outlier_rule;
   std::vector<FleetNode> nodes;
   std::vector<std::string> headline_paths;  // the metrics of the per-node table
   std::vector<MetricOutliers> outliers;     // every headline metric scored (outliers or not)
@@ -115,6 +153,9 @@ bool is_headline(const report::MetricRow& row);
 void analyze(FleetReport& fleet);
 
 nlohmann::json fleet_to_json(const FleetReport& fleet);
+// report/schema/fleet.schema.json: the schema the INTERPROBE_JSON declarations give, with
+// fleet_json.cpp's overlay (patterns, bounds, descriptions) merged in.
+nlohmann::json generated_fleet_schema();
 // Throws InputError naming `label` and what is wrong.
 FleetReport fleet_from_json(const nlohmann::json& j, const std::string& label);
 // Whether a parsed JSON document is a fleet report (has "fleet_schema_version").

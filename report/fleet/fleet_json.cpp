@@ -1,5 +1,6 @@
-// The fleet report as JSON (report/schema/fleet.schema.json): each node's report exactly as
-// `interprobe run -o` writes it, and the fleet's own analysis beside them.
+// The fleet report as JSON: one INTERPROBE_JSON line per struct (keys are member names; the
+// codec and the schema come from it), each node's report exactly as `interprobe run -o` writes it,
+// and report/schema/fleet.schema.json generated from the declarations plus a small overlay.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -9,103 +10,97 @@
 #include "report/fleet/fleet.hpp"
 #include "model/json.hpp"
 #include "model/json_codec.hpp"
-#include "model/schema_check.hpp"
 
 namespace interprobe::fleet {
 
+using nlohmann::json;
+// The fleet's enums are named through their tables, as the report's are.
+using report::from_json;
+using report::to_json;
+
+// --- the parts that are a report's own JSON
+void to_json(json& j, const EmbeddedReport& r) { j = report::report_to_json(r); }
+void from_json(const json& j, EmbeddedReport& r) {
+  // The report reader's own checks and upgrade; its error keeps the key path of the node.
+  try {
+    r = report::parse_report_text(j.dump(), "the node's report");
+  } catch (const InputError& e) {
+    throw json::other_error::create(501, e.what(), &j);
+  }
+}
+json json_schema(report::SchemaDefs&, const EmbeddedReport*) {
+  return {{"type", "object"}, {"description", "the node's report, as report.schema.json describes it; null when it failed"}};
+}
+
+void to_json(json& j, const EmbeddedCollectiveSection& c) { j = report::collective_section_to_json(c); }
+void from_json(const json& j, EmbeddedCollectiveSection& c) { c = report::collective_section_from_json(j); }
+json json_schema(report::SchemaDefs&, const EmbeddedCollectiveSection*) {
+  return {{"type", "object"}, {"description", "the collective section of report.schema.json"}};
+}
+
+INTERPROBE_JSON(FleetNode, name, ranks, status, failure, report)
+INTERPROBE_JSON(NodeValue, node, value, z, outlier)
+INTERPROBE_JSON(MetricOutliers, path, unit, better, median, mad, scale, values, outliers)
+INTERPROBE_JSON(NodeSetting, node, value)
+INTERPROBE_JSON(SettingSpread, name, majority, majority_nodes, differing)
+INTERPROBE_JSON(FleetCollective, ranks, nodes, section, reason, notes)
+INTERPROBE_JSON(FleetTiming, per_node_probes_s, gather_s, analysis_s, cross_node_allreduce_s)
+INTERPROBE_JSON(OutlierRule, statistic, threshold, min_nodes, mad_zero)
+INTERPROBE_JSON(FleetReport, fleet_schema_version, tool_version, started_at, ranks, rank_as_node, outlier_rule, nodes,
+                headline_paths, outliers, heterogeneity, collective, timing)
+
 namespace {
 
-using nlohmann::json;
+// What the member types cannot say, as a JSON merge patch (RFC 7386) over the generated schema.
+constexpr const char* kFleetSchemaOverlay = R"json({
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://interprobe.dev/schema/fleet-1.json",
+  "title": "interprobe fleet report",
+  "description": "What `interprobe fleet -o FILE` writes: each node's report (valid against report.schema.json) and the fleet's analysis. Outliers: modified z-score 0.6745*(x-median)/MAD, |z| > threshold; MAD = 0: (x-median)/(1.253314*MeanAD).",
+  "properties": {
+    "fleet_schema_version": {"pattern": "^1\\.[0-9]+\\.[0-9]+$"},
+    "ranks": {"minimum": 1},
+    "rank_as_node": {"description": "testing: every rank counted as a node of its own"}
+  },
+  "$defs": {
+    "outlier_rule": {"properties": {"threshold": {"exclusiveMinimum": 0}, "min_nodes": {"minimum": 1}}},
+    "fleet_node": {"properties": {"ranks": {"minItems": 1, "items": {"minimum": 0}}}},
+    "metric_outliers": {"properties": {"mad": {"minimum": 0}}},
+    "setting_spread": {"properties": {"majority_nodes": {"minimum": 0}}},
+    "node_setting": {"properties": {"value": {"description": "\"-\": the node's report does not have the setting"}}},
+    "fleet_collective": {"properties": {"ranks": {"minimum": 1}, "nodes": {"minimum": 1}}},
+    "fleet_timing": {"properties": {"per_node_probes_s": {"minimum": 0}, "gather_s": {"minimum": 0},
+                                    "analysis_s": {"minimum": 0}, "cross_node_allreduce_s": {"minimum": 0}}}
+  }
+})json";
 
-template <class T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-std::string better_text(report::Better b) {
-  return b == report::Better::higher ? "higher" : b == report::Better::lower ? "lower" : "neither";
-}
-
-json node_json(const FleetNode& n) {
-  // The same document `run -o` writes; invalid UTF-8 in it is replaced when the fleet is dumped.
-  json report = n.report ? report::report_to_json(*n.report) : json(nullptr);
-  return {{"name", n.name}, {"ranks", n.ranks}, {"status", n.ok ? "ok" : "failed"}, {"failure", or_null(n.failure)},
-          {"report", std::move(report)}};
-}
-
-json outliers_json(const MetricOutliers& m) {
-  json values = json::array();
-  for (const auto& v : m.values)
-    values.push_back({{"node", v.node}, {"value", v.value}, {"z", or_null(v.z)}, {"outlier", v.outlier}});
-  return {{"path", m.path},   {"unit", m.unit},   {"better", better_text(m.better)}, {"median", m.median},
-          {"mad", m.mad},     {"scale", to_string(m.scale)}, {"values", std::move(values)}, {"outliers", m.outliers}};
-}
-
-json setting_json(const SettingSpread& s) {
-  json differing = json::array();
-  for (const auto& [node, value] : s.differing) differing.push_back({{"node", node}, {"value", value}});
-  return {{"name", s.name}, {"majority", or_null(s.majority)}, {"majority_nodes", s.majority_nodes},
-          {"differing", std::move(differing)}};
-}
-
-json collective_json(const FleetCollective& c) {
-  return {{"ranks", c.ranks},
-          {"nodes", c.nodes},
-          {"section", c.section ? report::collective_section_to_json(*c.section) : json(nullptr)},
-          {"reason", or_null(c.reason)},
-          {"notes", c.notes}};
-}
-
-report::Better better_of(const std::string& s) {
-  return s == "higher" ? report::Better::higher : s == "lower" ? report::Better::lower : report::Better::neither;
-}
-
-Scale scale_of(const std::string& s) {
-  return s == "mad" ? Scale::mad : s == "mean_absolute_deviation" ? Scale::mean_absolute_deviation : Scale::none;
-}
-
-template <class T>
-std::optional<T> optional_at(const json& j, const char* key) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
-}
-
-FleetNode node_from_json(const json& j, const std::string& label, std::size_t index) {
-  FleetNode n;
-  n.name = j.at("name").get<std::string>();
-  n.ranks = j.at("ranks").get<std::vector<std::int64_t>>();
-  n.ok = j.at("status").get<std::string>() == "ok";
-  n.failure = optional_at<std::string>(j, "failure");
-  if (j.contains("report") && !j.at("report").is_null())
-    n.report = report::parse_report_text(j.at("report").dump(), fmt::format("{} nodes[{}].report", label, index));
-  return n;
-}
-
-MetricOutliers outliers_from_json(const json& j) {
-  MetricOutliers m;
-  m.path = j.at("path").get<std::string>();
-  m.unit = j.at("unit").get<std::string>();
-  m.better = better_of(j.at("better").get<std::string>());
-  m.median = j.at("median").get<double>();
-  m.mad = j.at("mad").get<double>();
-  m.scale = scale_of(j.at("scale").get<std::string>());
-  for (const auto& v : j.at("values"))
-    m.values.push_back({v.at("node").get<std::string>(), v.at("value").get<double>(), optional_at<double>(v, "z"),
-                        v.at("outlier").get<bool>()});
-  m.outliers = j.at("outliers").get<std::vector<std::string>>();
-  return m;
-}
-
-SettingSpread setting_from_json(const json& j) {
-  SettingSpread s;
-  s.name = j.at("name").get<std::string>();
-  s.majority = optional_at<std::string>(j, "majority");
-  s.majority_nodes = j.at("majority_nodes").get<std::int64_t>();
-  for (const auto& d : j.at("differing")) s.differing.emplace_back(d.at("node").get<std::string>(), d.at("value").get<std::string>());
-  return s;
+// INTERPROBE_JSON's decoder keeps a member's default for a missing key; a fleet file without one
+// is broken (1.0 is the only version), so the schema's "required" lists are checked first.
+void require_keys(const json& value, const json& schema, const json& defs) {
+  if (auto ref = schema.find("$ref"); ref != schema.end())
+    return require_keys(value, defs.at(ref->get<std::string>().substr(std::string_view("#/$defs/").size())), defs);
+  if (value.is_object()) {
+    for (const auto& key : schema.value("required", json::array()))
+      if (!value.contains(key)) throw json::other_error::create(502, "missing required key '" + key.get<std::string>() + "'", &value);
+    const json properties = schema.value("properties", json::object());
+    for (const auto& [key, property] : properties.items())
+      if (value.contains(key)) require_keys(value.at(key), property, defs);
+  } else if (value.is_array() && schema.contains("items")) {
+    for (const auto& item : value) require_keys(item, schema.at("items"), defs);
+  }
 }
 
 }  // namespace
+
+json generated_fleet_schema() {
+  report::SchemaDefs defs;
+  report::SchemaFields top(defs);
+  describe_json_fields(top, static_cast<const FleetReport*>(nullptr));
+  json schema = top.object();
+  schema["$defs"] = defs.defs();
+  schema.merge_patch(json::parse(kFleetSchemaOverlay));
+  return schema;
+}
 
 bool is_fleet_json(const json& j) { return j.is_object() && j.contains("fleet_schema_version"); }
 
@@ -158,60 +153,17 @@ std::optional<FleetReport> parse_fleet_text(const std::string& text, const std::
   return fleet_from_json(j, label);
 }
 
-json fleet_to_json(const FleetReport& f) {
-  json nodes = json::array(), outliers = json::array(), heterogeneity = json::array();
-  for (const auto& n : f.nodes) nodes.push_back(node_json(n));
-  for (const auto& m : f.outliers) outliers.push_back(outliers_json(m));
-  for (const auto& s : f.heterogeneity) heterogeneity.push_back(setting_json(s));
-  json rule = {{"statistic", "modified z-score (Iglewicz-Hoaglin): 0.6745 * (x - median) / MAD"},
-               {"threshold", kOutlierThreshold},
-               {"min_nodes", kMinNodesForOutliers},
-               {"mad_zero", "(x - median) / (1.253314 * mean absolute deviation); all values equal: no outlier"}};
-  const FleetTiming& t = f.timing;
-  return {{"fleet_schema_version", f.schema_version},
-          {"tool_version", f.tool_version},
-          {"started_at", f.started_at},
-          {"ranks", f.ranks},
-          {"rank_as_node", f.rank_as_node},
-          {"outlier_rule", std::move(rule)},
-          {"nodes", std::move(nodes)},
-          {"headline_paths", f.headline_paths},
-          {"outliers", std::move(outliers)},
-          {"heterogeneity", std::move(heterogeneity)},
-          {"collective", collective_json(f.collective)},
-          {"timing",
-           {{"per_node_probes_s", t.per_node_probes_s},
-            {"gather_s", t.gather_s},
-            {"analysis_s", t.analysis_s},
-            {"cross_node_allreduce_s", t.cross_node_allreduce_s}}}};
-}
+json fleet_to_json(const FleetReport& f) { return f; }
 
 FleetReport fleet_from_json(const json& j, const std::string& label) {
   if (!is_fleet_json(j)) throw InputError(fmt::format("{}: not a fleet report (no fleet_schema_version)", label));
   try {
-    FleetReport f;
-    f.schema_version = j.at("fleet_schema_version").get<std::string>();
-    if (f.schema_version.rfind("1.", 0) != 0)
-      throw InputError(fmt::format("{}: fleet schema {} is not 1.x; use the interprobe that wrote it", label, f.schema_version));
-    f.tool_version = j.at("tool_version").get<std::string>();
-    f.started_at = j.at("started_at").get<std::string>();
-    f.ranks = j.at("ranks").get<std::int64_t>();
-    f.rank_as_node = j.at("rank_as_node").get<bool>();
-    std::size_t i = 0;
-    for (const auto& n : j.at("nodes")) f.nodes.push_back(node_from_json(n, label, i++));
-    f.headline_paths = j.at("headline_paths").get<std::vector<std::string>>();
-    for (const auto& m : j.at("outliers")) f.outliers.push_back(outliers_from_json(m));
-    for (const auto& s : j.at("heterogeneity")) f.heterogeneity.push_back(setting_from_json(s));
-    const json& c = j.at("collective");
-    f.collective.ranks = c.at("ranks").get<std::int64_t>();
-    f.collective.nodes = c.at("nodes").get<std::int64_t>();
-    if (!c.at("section").is_null()) f.collective.section = report::collective_section_from_json(c.at("section"));
-    f.collective.reason = optional_at<std::string>(c, "reason");
-    f.collective.notes = c.at("notes").get<std::vector<std::string>>();
-    const json& t = j.at("timing");
-    f.timing = {t.at("per_node_probes_s").get<double>(), t.at("gather_s").get<double>(), t.at("analysis_s").get<double>(),
-                t.at("cross_node_allreduce_s").get<double>()};
-    return f;
+    const auto version = j.at("fleet_schema_version").get<std::string>();
+    if (version.rfind("1.", 0) != 0)
+      throw InputError(fmt::format("{}: fleet schema {} is not 1.x; use the interprobe that wrote it", label, version));
+    static const json schema = generated_fleet_schema();
+    require_keys(j, schema, schema.at("$defs"));
+    return j.get<FleetReport>();
   } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: not a valid fleet report: {}", label, e.what()));
   }

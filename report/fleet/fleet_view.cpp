@@ -23,7 +23,7 @@ std::string number(double v) { return v < 0 ? "-" + format_significant(-v) : for
 render::Section summary_section(const FleetReport& f) {
   render::Section s{"fleet", {}};
   render::KeyValues kv;
-  auto ok = std::count_if(f.nodes.begin(), f.nodes.end(), [](const FleetNode& n) { return n.ok; });
+  auto ok = std::count_if(f.nodes.begin(), f.nodes.end(), [](const FleetNode& n) { return n.ok(); });
   kv.add("nodes", fmt::format("{} ({} ok, {} failed) from {} ranks{}", f.nodes.size(), ok, f.nodes.size() - ok, f.ranks,
                               f.rank_as_node ? "; --rank-as-node: every rank counted as a node (testing)" : ""));
   kv.add("outlier rule", fmt::format("|modified z| > {} (Iglewicz-Hoaglin, 0.6745*(x-median)/MAD; MeanAD when MAD = 0), "
@@ -46,7 +46,7 @@ render::Section nodes_section(const FleetReport& f) {
   for (const auto& n : f.nodes) {
     std::string ranks;
     for (auto r : n.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
-    t.rows.push_back({n.name, ranks, Cell(n.ok ? "ok" : "failed", n.ok ? Tone::good : Tone::bad), n.failure.value_or("")});
+    t.rows.push_back({n.name, ranks, Cell(to_string(n.status), n.ok() ? Tone::good : Tone::bad), n.failure.value_or("")});
   }
   return {"nodes", {std::move(t)}};
 }

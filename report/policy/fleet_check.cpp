@@ -58,7 +58,7 @@ ItemResult check_outliers(const Item& it, const fleet::FleetReport& f) {
 
 ItemResult check_failed_nodes(const Item& it, const fleet::FleetReport& f) {
   ItemResult res{it, Outcome::skipped, "", "every node probed", "", {}};
-  for (const auto& n : f.nodes) res.subjects.push_back({n.name, n.ok ? "ok" : "failed: " + n.failure.value_or(""), res.threshold, n.ok});
+  for (const auto& n : f.nodes) res.subjects.push_back({n.name, n.ok() ? "ok" : "failed: " + n.failure.value_or(""), res.threshold, n.ok()});
   conclude(res, "nodes failed");
   return res;
 }

@@ -26,7 +26,7 @@ fl::FleetNode node(const std::string& name, double peak_gbps, const std::string&
   fl::FleetNode n;
   n.name = name;
   n.ranks = {static_cast<std::int64_t>(name.back() - '0')};
-  n.ok = true;
+  n.status = fl::NodeStatus::ok;
   n.report = std::move(r);
   return n;
 }
@@ -105,7 +105,8 @@ TEST(FleetAnalysis, ASlowNodeIsAnOutlierAndTheOddMachineTypeIsListed) {
       EXPECT_EQ(h.majority.value_or(""), "q35");
       EXPECT_EQ(h.majority_nodes, 2);
       ASSERT_EQ(h.differing.size(), 1u);
-      EXPECT_EQ(h.differing[0], (std::pair<std::string, std::string>{"node2", "i440fx"}));
+      EXPECT_EQ(h.differing[0].node, "node2");
+      EXPECT_EQ(h.differing[0].value, "i440fx");
     }
   EXPECT_TRUE(listed);
   for (const auto& h : f.heterogeneity) EXPECT_NE(h.name.rfind("findings/", 0), 0u) << h.name;  // results, not settings
@@ -130,7 +131,7 @@ TEST(FleetAnalysis, TwoNodesAreNeverScoredAndHaveNoMajority) {
 TEST(FleetAnalysis, AFailedNodeIsLeftOutOfTheStatistics) {
   fl::FleetReport f;
   f.nodes = {node("node0", 24.0, "q35"), node("node1", 24.5, "q35"), node("node2", 6.0, "q35")};
-  f.nodes.push_back({"node3", {3}, false, "probe crashed", std::nullopt});
+  f.nodes.push_back({"node3", {3}, fl::NodeStatus::failed, "probe crashed", std::nullopt});
   fl::analyze(f);
   const auto* m = metric(f, "memcpy");
   ASSERT_NE(m, nullptr);
@@ -142,7 +143,7 @@ TEST(FleetJson, RoundTripsAndRefusesWhatIsNotAFleetReport) {
   fl::FleetReport f;
   f.ranks = 4;
   f.nodes = {node("node0", 24.0, "q35"), node("node1", 24.5, "q35"), node("node2", 6.0, "i440fx")};
-  f.nodes.push_back({"node3", {3}, false, "probe crashed", std::nullopt});
+  f.nodes.push_back({"node3", {3}, fl::NodeStatus::failed, "probe crashed", std::nullopt});
   f.collective = {4, 2, base_report().collective, std::nullopt, {"a note"}};
   fl::analyze(f);
   auto j = fl::fleet_to_json(f);
@@ -199,7 +200,7 @@ TEST(FleetPolicy, FleetItemsParseAndSayWhatIsWrong) {
 TEST(FleetPolicy, NodesGetTheMachineItemsAndTheFleetItsOwn) {
   fl::FleetReport f;
   f.nodes = {node("node0", 24.0, "q35"), node("node1", 24.5, "q35"), node("node2", 6.0, "i440fx")};
-  f.nodes.push_back({"node3", {3}, false, "probe crashed", std::nullopt});
+  f.nodes.push_back({"node3", {3}, fl::NodeStatus::failed, "probe crashed", std::nullopt});
   fl::analyze(f);
   auto p = policy_of(R"({"id": "o", "severity": "fail", "fleet": "no_outliers", "metric": "bandwidth/host/memcpy/**/fit/peak_gbps"},
                         {"id": "f", "severity": "fail", "fleet": "no_failed_nodes"},
