@@ -9,6 +9,7 @@
 #include "common/json_input.hpp"
 #include "report/fleet/fleet.hpp"
 #include "model/json.hpp"
+#include "model/schema_check.hpp"
 #include "model/json_codec.hpp"
 
 namespace interprobe::fleet {
@@ -73,22 +74,6 @@ constexpr const char* kFleetSchemaOverlay = R"json({
                                     "analysis_s": {"minimum": 0}, "cross_node_allreduce_s": {"minimum": 0}}}
   }
 })json";
-
-// INTERPROBE_JSON's decoder keeps a member's default for a missing key; a fleet file without one
-// is broken (1.0 is the only version), so the schema's "required" lists are checked first.
-void require_keys(const json& value, const json& schema, const json& defs) {
-  if (auto ref = schema.find("$ref"); ref != schema.end())
-    return require_keys(value, defs.at(ref->get<std::string>().substr(std::string_view("#/$defs/").size())), defs);
-  if (value.is_object()) {
-    for (const auto& key : schema.value("required", json::array()))
-      if (!value.contains(key)) throw json::other_error::create(502, "missing required key '" + key.get<std::string>() + "'", &value);
-    const json properties = schema.value("properties", json::object());
-    for (const auto& [key, property] : properties.items())
-      if (value.contains(key)) require_keys(value.at(key), property, defs);
-  } else if (value.is_array() && schema.contains("items")) {
-    for (const auto& item : value) require_keys(item, schema.at("items"), defs);
-  }
-}
 
 }  // namespace
 
@@ -161,8 +146,11 @@ FleetReport fleet_from_json(const json& j, const std::string& label) {
     const auto version = j.at("fleet_schema_version").get<std::string>();
     if (version.rfind("1.", 0) != 0)
       throw InputError(fmt::format("{}: fleet schema {} is not 1.x; use the interprobe that wrote it", label, version));
+    // INTERPROBE_JSON's decoder keeps a member's default for a missing key, and a fleet file
+    // without one is broken (1.0 is the only version): the schema is checked first.
     static const json schema = generated_fleet_schema();
-    require_keys(j, schema, schema.at("$defs"));
+    if (auto violation = report::schema_violation(j, schema); !violation.empty())
+      throw InputError(fmt::format("{}: not a valid fleet report: {}", label, violation));
     return j.get<FleetReport>();
   } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: not a valid fleet report: {}", label, e.what()));

@@ -87,14 +87,14 @@ TEST(FleetJson, AWrongShapeNamesItsKeyPath) {
   ASSERT_EQ(read_error(good), "accepted");
   json missing = good;
   missing["nodes"][1].erase("status");
-  EXPECT_NE(read_error(missing).find("(/nodes/1) missing required key 'status'"), std::string::npos) << read_error(missing);
+  EXPECT_NE(read_error(missing).find("nodes[1]: missing required key 'status'"), std::string::npos) << read_error(missing);
   json misspelt = good;
   misspelt["nodes"][0]["status"] = "fine";
-  EXPECT_NE(read_error(misspelt).find("(/nodes/0/status) '\"fine\"' is not one of ok, failed"), std::string::npos)
+  EXPECT_NE(read_error(misspelt).find("nodes[0].status: \"fine\" is not one of \"ok\", \"failed\""), std::string::npos)
       << read_error(misspelt);
   json wrong_type = good;
   wrong_type["timing"]["gather_s"] = "slow";
-  EXPECT_NE(read_error(wrong_type).find("(/timing/gather_s)"), std::string::npos) << read_error(wrong_type);
+  EXPECT_NE(read_error(wrong_type).find("timing.gather_s: expected a number"), std::string::npos) << read_error(wrong_type);
   json broken_report = good;
   broken_report["nodes"][0]["report"]["host"] = 7;
   const std::string report_error = read_error(broken_report);
