@@ -6,10 +6,13 @@
 // std::optional (null when empty), std::vector, std::map<std::string, T> and other described
 // structs. The report, the fleet report, telemetry traces and NVML recordings all use it, so a
 // member added to a struct is in its codec and its schema at once.
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -173,6 +176,60 @@ template <class T>
 void SchemaFields::add(const char* key) {
   properties_[key] = schema_of<T>(defs_);
   required_.push_back(key);
+}
+
+// --- checking a file against such a schema before decoding it (telemetry traces, NVML recordings)
+
+// nlohmann's decoding turns `true` or 1.5 into an integer member (1e30 into one is undefined
+// behaviour) and keeps a struct's default for a missing key; a file's reader checks its text
+// against the schema its declarations give first. Walks the subset schema_of writes plus what a
+// format adds: $ref (into `defs`), type, required, properties, items, enum, const, minimum, maximum,
+// anyOf. Returns the first violation as "samples[3].gpu: what"; empty when `value` conforms.
+inline std::string schema_violation(const nlohmann::json& value, const nlohmann::json& schema, const nlohmann::json& defs,
+                                    const std::string& at = "") {
+  using nlohmann::json;
+  const std::string where = at.empty() ? "(top level)" : at;
+  const auto quoted = [](const json& v) {  // strings come from the file: ASCII escapes, cut short
+    std::string text = v.is_structured() ? std::string(v.type_name()) : v.dump(-1, ' ', true, json::error_handler_t::replace);
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+  };
+  const auto has_type = [](const json& v, const std::string& type) {
+    if (type == "integer") return v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX);
+    return type == "number" ? v.is_number() : type == v.type_name();
+  };
+  if (auto ref = schema.find("$ref"); ref != schema.end())
+    return schema_violation(value, defs.at(ref->get<std::string>().substr(std::string_view("#/$defs/").size())), defs, at);
+  if (auto options = schema.find("anyOf"); options != schema.end() &&
+      std::none_of(options->begin(), options->end(), [&](const json& o) { return schema_violation(value, o, defs, at).empty(); }))
+    return schema_violation(value, options->front(), defs, at);
+  if (auto type = schema.find("type"); type != schema.end()) {
+    const json types = type->is_array() ? *type : json::array({*type});
+    std::string expected;
+    for (const auto& t : types) expected += (expected.empty() ? "" : " or ") + t.get<std::string>();
+    if (std::none_of(types.begin(), types.end(), [&](const json& t) { return has_type(value, t.get<std::string>()); }))
+      return where + ": expected " + expected + ", found " + quoted(value);
+  }
+  if (auto values = schema.find("enum"); values != schema.end() && std::find(values->begin(), values->end(), value) == values->end())
+    return where + ": " + quoted(value) + " is not one of " + values->dump();
+  if (auto wanted = schema.find("const"); wanted != schema.end() && value != *wanted)
+    return where + ": " + quoted(value) + " is not " + wanted->dump();
+  if (auto low = schema.find("minimum"); low != schema.end() && value.is_number() && value < *low)
+    return where + ": " + quoted(value) + " is below " + low->dump();
+  if (auto high = schema.find("maximum"); high != schema.end() && value.is_number() && value > *high)
+    return where + ": " + quoted(value) + " is above " + high->dump();
+  const auto key_path = [&](const std::string& key) { return at.empty() ? key : at + "." + key; };
+  if (auto required = schema.find("required"); required != schema.end() && value.is_object())
+    for (const auto& key : *required)
+      if (!value.contains(key.get<std::string>())) return key_path(key.get<std::string>()) + ": missing";
+  if (auto properties = schema.find("properties"); properties != schema.end() && value.is_object())
+    for (const auto& [key, member] : properties->items())
+      if (auto it = value.find(key); it != value.end())
+        if (auto violation = schema_violation(*it, member, defs, key_path(key)); !violation.empty()) return violation;
+  if (auto items = schema.find("items"); items != schema.end() && value.is_array())
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (auto violation = schema_violation(value[i], *items, defs, at + "[" + std::to_string(i) + "]"); !violation.empty())
+        return violation;
+  return {};
 }
 
 }  // namespace interprobe::report
