@@ -184,52 +184,72 @@ void SchemaFields::add(const char* key) {
 // behaviour) and keeps a struct's default for a missing key; a file's reader checks its text
 // against the schema its declarations give first. Walks the subset schema_of writes plus what a
 // format adds: $ref (into `defs`), type, required, properties, items, enum, const, minimum, maximum,
-// anyOf. Returns the first violation as "samples[3].gpu: what"; empty when `value` conforms.
-inline std::string schema_violation(const nlohmann::json& value, const nlohmann::json& schema, const nlohmann::json& defs,
-                                    const std::string& at = "") {
+// anyOf. Unknown keys are accepted (a newer writer's additions).
+struct SchemaViolation {
+  std::string path;  // below the value checked: "samples[3].gpu", "" for the value itself
+  std::string what;
+};
+
+inline std::optional<SchemaViolation> first_schema_violation(const nlohmann::json& value, const nlohmann::json& schema,
+                                                             const nlohmann::json& defs) {
   using nlohmann::json;
-  const std::string where = at.empty() ? "(top level)" : at;
+  // Paths and messages are built only for the violation found: a trace holds millions of values.
+  const auto under = [](const std::string& step, std::optional<SchemaViolation> found) {
+    if (found) found->path = step + (found->path.empty() || found->path[0] == '[' ? "" : ".") + found->path;
+    return found;
+  };
   const auto quoted = [](const json& v) {  // strings come from the file: ASCII escapes, cut short
     std::string text = v.is_structured() ? std::string(v.type_name()) : v.dump(-1, ' ', true, json::error_handler_t::replace);
     return text.size() > 60 ? text.substr(0, 57) + "..." : text;
   };
-  const auto has_type = [](const json& v, const std::string& type) {
-    if (type == "integer") return v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX);
-    return type == "number" ? v.is_number() : type == v.type_name();
+  const auto has_type = [&value](const json& type) {
+    const auto& name = type.get_ref<const std::string&>();
+    if (name == "integer") return value.is_number_integer() && !(value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX);
+    return name == "number" ? value.is_number() : name == value.type_name();
   };
-  if (auto ref = schema.find("$ref"); ref != schema.end())
-    return schema_violation(value, defs.at(ref->get<std::string>().substr(std::string_view("#/$defs/").size())), defs, at);
-  if (auto options = schema.find("anyOf"); options != schema.end() &&
-      std::none_of(options->begin(), options->end(), [&](const json& o) { return schema_violation(value, o, defs, at).empty(); }))
-    return schema_violation(value, options->front(), defs, at);
-  if (auto type = schema.find("type"); type != schema.end()) {
-    const json types = type->is_array() ? *type : json::array({*type});
-    std::string expected;
-    for (const auto& t : types) expected += (expected.empty() ? "" : " or ") + t.get<std::string>();
-    if (std::none_of(types.begin(), types.end(), [&](const json& t) { return has_type(value, t.get<std::string>()); }))
-      return where + ": expected " + expected + ", found " + quoted(value);
+  // One pass over the schema's keywords (a number's schema has two or three), not a lookup of
+  // each keyword, the commonest first: this runs for every value of a trace.
+  for (const auto& [keyword, rule] : schema.items()) {
+    std::optional<SchemaViolation> found;
+    if (keyword == "type") {
+      if (rule.is_array() ? std::none_of(rule.begin(), rule.end(), has_type) : !has_type(rule)) {
+        std::string expected;
+        for (const auto& t : rule.is_array() ? rule : json::array({rule})) expected += (expected.empty() ? "" : " or ") + t.get<std::string>();
+        found = SchemaViolation{"", "expected " + expected + ", found " + quoted(value)};
+      }
+    } else if (keyword == "minimum") {
+      if (value.is_number() && value < rule) found = SchemaViolation{"", quoted(value) + " is below " + rule.dump()};
+    } else if (keyword == "maximum") {
+      if (value.is_number() && value > rule) found = SchemaViolation{"", quoted(value) + " is above " + rule.dump()};
+    } else if (keyword == "properties" && value.is_object()) {
+      for (auto it = value.begin(); it != value.end() && !found; ++it)  // the value's keys: a sample holds few of them
+        if (auto member = rule.find(it.key()); member != rule.end()) found = under(it.key(), first_schema_violation(*it, *member, defs));
+    } else if (keyword == "required" && value.is_object()) {
+      for (const auto& key : rule)
+        if (!found && !value.contains(key.get_ref<const std::string&>())) found = SchemaViolation{key.get<std::string>(), "missing"};
+    } else if (keyword == "items" && value.is_array()) {
+      for (std::size_t i = 0; i < value.size() && !found; ++i)
+        found = under("[" + std::to_string(i) + "]", first_schema_violation(value[i], rule, defs));
+    } else if (keyword == "$ref") {
+      found = first_schema_violation(value, defs.at(rule.get_ref<const std::string&>().substr(std::string_view("#/$defs/").size())), defs);
+    } else if (keyword == "enum") {
+      if (std::find(rule.begin(), rule.end(), value) == rule.end()) found = SchemaViolation{"", quoted(value) + " is not one of " + rule.dump()};
+    } else if (keyword == "const") {
+      if (value != rule) found = SchemaViolation{"", quoted(value) + " is not " + rule.dump()};
+    } else if (keyword == "anyOf") {
+      if (std::none_of(rule.begin(), rule.end(), [&](const json& o) { return !first_schema_violation(value, o, defs); }))
+        found = first_schema_violation(value, rule.front(), defs);
+    }
+    if (found) return found;
   }
-  if (auto values = schema.find("enum"); values != schema.end() && std::find(values->begin(), values->end(), value) == values->end())
-    return where + ": " + quoted(value) + " is not one of " + values->dump();
-  if (auto wanted = schema.find("const"); wanted != schema.end() && value != *wanted)
-    return where + ": " + quoted(value) + " is not " + wanted->dump();
-  if (auto low = schema.find("minimum"); low != schema.end() && value.is_number() && value < *low)
-    return where + ": " + quoted(value) + " is below " + low->dump();
-  if (auto high = schema.find("maximum"); high != schema.end() && value.is_number() && value > *high)
-    return where + ": " + quoted(value) + " is above " + high->dump();
-  const auto key_path = [&](const std::string& key) { return at.empty() ? key : at + "." + key; };
-  if (auto required = schema.find("required"); required != schema.end() && value.is_object())
-    for (const auto& key : *required)
-      if (!value.contains(key.get<std::string>())) return key_path(key.get<std::string>()) + ": missing";
-  if (auto properties = schema.find("properties"); properties != schema.end() && value.is_object())
-    for (const auto& [key, member] : properties->items())
-      if (auto it = value.find(key); it != value.end())
-        if (auto violation = schema_violation(*it, member, defs, key_path(key)); !violation.empty()) return violation;
-  if (auto items = schema.find("items"); items != schema.end() && value.is_array())
-    for (std::size_t i = 0; i < value.size(); ++i)
-      if (auto violation = schema_violation(value[i], *items, defs, at + "[" + std::to_string(i) + "]"); !violation.empty())
-        return violation;
-  return {};
+  return std::nullopt;
+}
+
+// The first violation as "samples[3].gpu: what"; empty when `value` conforms.
+inline std::string schema_violation(const nlohmann::json& value, const nlohmann::json& schema, const nlohmann::json& defs) {
+  auto found = first_schema_violation(value, schema, defs);
+  if (!found) return {};
+  return (found->path.empty() ? "(top level)" : found->path) + ": " + found->what;
 }
 
 }  // namespace interprobe::report
