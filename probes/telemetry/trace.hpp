@@ -1,12 +1,17 @@
 #pragma once
 // A telemetry trace: the raw samples a sampler read, per GPU, with cumulative counters kept as
 // NVML gives them (energy, violation time, PCIe/NVLink bytes), so that `observe --record` writes
-// exactly what was read and `--replay` runs the same rules on it. JSON, format below.
+// exactly what was read and `--replay` runs the same rules on it. JSON: the keys are the members
+// below (trace.cpp declares them, one INTERPROBE_JSON line per struct; an absent reading is left
+// out), with "format": "interprobe-telemetry-trace" and "version": 1 beside them; trace_schema()
+// is the format as a JSON Schema.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace interprobe::telemetry {
 
@@ -59,6 +64,9 @@ struct Trace {
 Trace read_trace_file(const std::filesystem::path& path);
 Trace parse_trace(const std::string& text, const std::string& label);
 std::string trace_to_json_text(const Trace& trace);
+// What the reader accepts: the declarations' schema with the keys a file must hold, no negative
+// number and fractions at most 1.
+nlohmann::json trace_schema();
 void write_trace_file(const std::filesystem::path& path, const Trace& trace);
 
 }  // namespace interprobe::telemetry

@@ -1,100 +1,128 @@
-// The recorded-NVML file format (see nvml_topology.hpp) and NVML enum names.
+// The recorded-NVML file format (see nvml_topology.hpp) and NVML enum names. The file's structs
+// below are the format, one INTERPROBE_JSON line each; the hand code converts them to and from
+// NvmlTopology (normalised bus ids, the NVLink far end's kind).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_input.hpp"
 #include "common/json_text.hpp"
 #include "common/text.hpp"
+#include "model/json_fields.hpp"
 #include "probes/topology/nvlink_rate.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
 
 namespace interprobe {
 
+namespace nvml_file {
+
+struct NvLink {
+  std::int64_t link = 0;
+  std::optional<bool> active;
+  std::optional<std::int64_t> version;  // nvmlNvlinkVersion_t
+  std::optional<std::string> remote_pci_bus_id;
+  std::string remote_device_type = "unknown";  // kRemoteDeviceTypes
+};
+
+struct Device {
+  std::string pci_bus_id;
+  std::optional<std::string> name, uuid;
+  std::optional<std::int64_t> memory_total_bytes, bar1_total_bytes;
+  std::optional<std::string> cuda_compute_capability;
+  std::optional<std::string> virtualization_mode;  // open: a newer driver's mode reads as `unknown`
+  std::vector<NvLink> nvlinks;
+};
+
+struct P2p {
+  std::string a, b;
+  std::optional<report::P2pCapability> read, write, atomics, nvlink;
+};
+
+struct Recording {
+  std::string format = "interprobe-nvml-topology";
+  std::int64_t version = 1;
+  std::optional<std::string> driver_version;
+  std::vector<Device> devices;
+  std::vector<P2p> p2p;
+};
+
+INTERPROBE_JSON(NvLink, link, active, version, remote_pci_bus_id, remote_device_type)
+INTERPROBE_JSON(Device, pci_bus_id, name, uuid, memory_total_bytes, bar1_total_bytes, cuda_compute_capability,
+                virtualization_mode, nvlinks)
+INTERPROBE_JSON(P2p, a, b, read, write, atomics, nvlink)
+INTERPROBE_JSON(Recording, format, version, driver_version, devices, p2p)
+
+}  // namespace nvml_file
+
 namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kFormatName = "interprobe-nvml-topology";
-constexpr int kFormatVersion = 1;
-
+// nvmlIntNvLinkDeviceType_t as the recording spells it; IBM's NPU is the report's `cpu`.
+constexpr std::pair<const char*, report::NvLinkRemoteKind> kRemoteDeviceTypes[] = {
+    {"gpu", report::NvLinkRemoteKind::gpu},
+    {"nvswitch", report::NvLinkRemoteKind::nvswitch},
+    {"ibmnpu", report::NvLinkRemoteKind::cpu},
+    {"unknown", report::NvLinkRemoteKind::unknown}};
 
 struct RecordingError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::optional<std::string> opt_string(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  if (!j[key].is_string()) throw RecordingError(fmt::format("{}.{}: expected a string", where, key));
-  return j[key].get<std::string>();
-}
-
-std::optional<std::int64_t> opt_integer(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  if (!j[key].is_number_integer()) throw RecordingError(fmt::format("{}.{}: expected an integer", where, key));
-  return j[key].get<std::int64_t>();
-}
-
-std::string req_bdf(const json& j, const char* key, const std::string& where) {
-  auto text = opt_string(j, key, where);
-  if (!text) throw RecordingError(fmt::format("{}.{}: missing", where, key));
-  auto bdf = normalize_bus_id(*text);
-  if (!bdf) throw RecordingError(fmt::format("{}.{}: '{}' is not a PCI address", where, key, text->substr(0, 40)));
+std::string bdf_at(const std::string& text, const std::string& where) {
+  auto bdf = normalize_bus_id(text);
+  if (!bdf) throw RecordingError(fmt::format("{}: {} is not a PCI address", where, json_excerpt(text, 40)));
   return *bdf;
 }
 
-std::optional<report::P2pCapability> opt_p2p(const json& j, const char* key, const std::string& where) {
-  auto v = opt_string(j, key, where);
-  if (!v) return std::nullopt;
-  auto status = report::parse_enum<report::P2pCapability>(*v);
-  if (!status) throw RecordingError(fmt::format("{}.{}: '{}' is no P2P status", where, key, v->substr(0, 40)));
-  return status;
-}
-
-// A mode this interprobe does not know reads as `unknown` (a newer driver's recording).
-std::optional<report::VirtualizationMode> opt_virtualization_mode(const json& j, const std::string& where) {
-  auto v = opt_string(j, "virtualization_mode", where);
-  if (!v) return std::nullopt;
-  return report::parse_enum<report::VirtualizationMode>(*v).value_or(report::VirtualizationMode::unknown);
-}
-
-NvmlGpuRecord parse_gpu(const json& d, const std::string& where) {
-  if (!d.is_object()) throw RecordingError(where + ": expected an object");
+NvmlGpuRecord gpu_of(const nvml_file::Device& d, const std::string& where) {
   NvmlGpuRecord gpu;
-  gpu.bdf = req_bdf(d, "pci_bus_id", where);
-  gpu.name = opt_string(d, "name", where);
-  gpu.uuid = opt_string(d, "uuid", where);
-  gpu.virtualization_mode = opt_virtualization_mode(d, where);
-  gpu.memory_total_bytes = opt_integer(d, "memory_total_bytes", where);
-  gpu.bar1_total_bytes = opt_integer(d, "bar1_total_bytes", where);
-  gpu.compute_capability = opt_string(d, "cuda_compute_capability", where);
+  gpu.bdf = bdf_at(d.pci_bus_id, where + ".pci_bus_id");
+  gpu.name = d.name;
+  gpu.uuid = d.uuid;
+  if (d.virtualization_mode)
+    gpu.virtualization_mode = report::parse_enum<report::VirtualizationMode>(*d.virtualization_mode).value_or(report::VirtualizationMode::unknown);
+  gpu.memory_total_bytes = d.memory_total_bytes;
+  gpu.bar1_total_bytes = d.bar1_total_bytes;
+  gpu.compute_capability = d.cuda_compute_capability;
   if (gpu.compute_capability && !compute_capability_major(gpu.compute_capability))
-    throw RecordingError(fmt::format("{}.cuda_compute_capability: '{}' is not MAJOR.MINOR (\"9.0\")", where,
-                                     gpu.compute_capability->substr(0, 40)));
-  if (d.contains("nvlinks")) {
-    if (!d["nvlinks"].is_array()) throw RecordingError(where + ".nvlinks: expected an array");
-    for (std::size_t i = 0; i < d["nvlinks"].size(); ++i) {
-      const json& l = d["nvlinks"][i];
-      std::string lw = fmt::format("{}.nvlinks[{}]", where, i);
-      if (!l.is_object() || !l.contains("link") || !l["link"].is_number_integer())
-        throw RecordingError(lw + ": expected an object with an integer 'link'");
-      report::NvLinkInfo info;
-      info.link = l["link"].get<int>();
-      if (l.contains("active") && l["active"].is_boolean()) info.active = l["active"].get<bool>();
-      if (l.contains("version") && l["version"].is_number_integer()) info.version = l["version"].get<int>();
-      if (l.contains("remote_pci_bus_id") && !l["remote_pci_bus_id"].is_null()) info.remote_bdf = req_bdf(l, "remote_pci_bus_id", lw);
-      auto text = opt_string(l, "remote_device_type", lw).value_or("unknown");
-      auto kind = text == "ibmnpu" ? report::NvLinkRemoteKind::cpu : report::parse_enum<report::NvLinkRemoteKind>(text);
-      if (!kind || text == "cpu")
-        throw RecordingError(fmt::format("{}.remote_device_type: '{}' is not gpu, nvswitch, ibmnpu or unknown", lw, text.substr(0, 40)));
-      info.remote_kind = *kind;
-      gpu.nvlinks.push_back(std::move(info));
-    }
+    throw RecordingError(fmt::format("{}.cuda_compute_capability: {} is not MAJOR.MINOR (\"9.0\")", where,
+                                     json_excerpt(*gpu.compute_capability, 40)));
+  for (std::size_t i = 0; i < d.nvlinks.size(); ++i) {
+    const nvml_file::NvLink& l = d.nvlinks[i];
+    std::string link_at = fmt::format("{}.nvlinks[{}]", where, i);
+    report::NvLinkInfo info{.link = l.link, .active = l.active, .version = l.version};
+    if (l.remote_pci_bus_id) info.remote_bdf = bdf_at(*l.remote_pci_bus_id, link_at + ".remote_pci_bus_id");
+    for (const auto& [name, kind] : kRemoteDeviceTypes)
+      if (l.remote_device_type == name) info.remote_kind = kind;
+    gpu.nvlinks.push_back(std::move(info));
   }
   return gpu;
 }
 
 }  // namespace
+
+// The format as its declarations give it, with the keys a file must hold and the NVLink far
+// end's words.
+json nvml_recording_schema() {
+  report::SchemaDefs defs;
+  report::SchemaFields top(defs);
+  describe_json_fields(top, static_cast<const nvml_file::Recording*>(nullptr));
+  json s = top.object();
+  s["$defs"] = defs.defs();
+  const nvml_file::Recording envelope;
+  s["properties"]["format"] = {{"const", envelope.format}};
+  s["properties"]["version"] = {{"const", envelope.version}};
+  s["required"] = {"format", "version", "devices"};
+  s["$defs"]["device"]["required"] = {"pci_bus_id"};
+  s["$defs"]["nv_link"]["required"] = {"link"};
+  s["$defs"]["p2p"]["required"] = {"a", "b"};
+  json& device_type = s["$defs"]["nv_link"]["properties"]["remote_device_type"];
+  device_type = {{"enum", json::array()}};
+  for (const auto& entry : kRemoteDeviceTypes) device_type["enum"].push_back(entry.first);
+  return s;
+}
 
 std::optional<std::string> normalize_bus_id(const std::string& text) {
   std::string s = to_lower(trim(text));
@@ -134,37 +162,31 @@ std::optional<report::VirtualizationMode> virtualization_mode_name(int mode) {
 }
 
 std::optional<NvmlTopology> parse_nvml_recording(const std::string& text, std::string* reason) {
+  const nvml_file::Recording expected;
   try {
-    json j = json::parse(text);
+    json j = parse_json_bounded(text);
     if (!j.is_object()) throw RecordingError("expected a JSON object");
-    if (j.value("format", std::string()) != kFormatName)
-      throw RecordingError(fmt::format("'format' is not \"{}\"", kFormatName));
-    if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kFormatVersion)
-      throw RecordingError(fmt::format("'version' is not {}; re-record with this interprobe", kFormatVersion));
+    if (j.value("format", json()) != expected.format) throw RecordingError(fmt::format("'format' is not \"{}\"", expected.format));
+    if (j.value("version", json()) != expected.version)
+      throw RecordingError(fmt::format("'version' is not {}; re-record with this interprobe", expected.version));
+    static const json schema = nvml_recording_schema();
+    if (auto violation = report::schema_violation(j, schema, schema["$defs"]); !violation.empty()) throw RecordingError(violation);
+    auto recording = j.get<nvml_file::Recording>();
     NvmlTopology out;
     out.source = report::NvmlSource::recorded;
-    out.driver_version = opt_string(j, "driver_version", "(top level)");
-    if (!j.contains("devices") || !j["devices"].is_array()) throw RecordingError("'devices' must be an array");
-    for (std::size_t i = 0; i < j["devices"].size(); ++i) out.gpus.push_back(parse_gpu(j["devices"][i], fmt::format("devices[{}]", i)));
-    if (j.contains("p2p")) {
-      if (!j["p2p"].is_array()) throw RecordingError("'p2p' must be an array");
-      for (std::size_t i = 0; i < j["p2p"].size(); ++i) {
-        const json& p = j["p2p"][i];
-        std::string where = fmt::format("p2p[{}]", i);
-        if (!p.is_object()) throw RecordingError(where + ": expected an object");
-        NvmlP2pRecord rec;
-        rec.a_bdf = req_bdf(p, "a", where);
-        rec.b_bdf = req_bdf(p, "b", where);
-        rec.status.read = opt_p2p(p, "read", where);
-        rec.status.write = opt_p2p(p, "write", where);
-        rec.status.atomics = opt_p2p(p, "atomics", where);
-        rec.status.nvlink = opt_p2p(p, "nvlink", where);
-        out.p2p.push_back(std::move(rec));
-      }
+    out.driver_version = recording.driver_version;
+    for (std::size_t i = 0; i < recording.devices.size(); ++i)
+      out.gpus.push_back(gpu_of(recording.devices[i], fmt::format("devices[{}]", i)));
+    for (std::size_t i = 0; i < recording.p2p.size(); ++i) {
+      const nvml_file::P2p& p = recording.p2p[i];
+      const std::string where = fmt::format("p2p[{}]", i);
+      out.p2p.push_back({bdf_at(p.a, where + ".a"), bdf_at(p.b, where + ".b"), {p.read, p.write, p.atomics, p.nvlink}});
     }
     return out;
-  } catch (const json::exception& e) {
+  } catch (const json::exception& e) {  // syntax; JSON_DIAGNOSTICS names the key path of anything else
     *reason = fmt::format("not valid JSON ({})", e.what());
+  } catch (const InputError& e) {  // nesting deeper than kMaxJsonDepth, a number beyond double range
+    *reason = e.what();
   } catch (const RecordingError& e) {
     *reason = e.what();
   }
@@ -172,28 +194,26 @@ std::optional<NvmlTopology> parse_nvml_recording(const std::string& text, std::s
 }
 
 std::string encode_nvml_recording(const NvmlTopology& data) {
-  auto opt = [](const auto& v) -> json { return v ? json(*v) : json(nullptr); };
-  auto opt_name = [](const auto& v) -> json { return v ? json(report::to_string(*v)) : json(nullptr); };
-  json j = {{"format", kFormatName}, {"version", kFormatVersion}, {"driver_version", opt(data.driver_version)}};
-  json devices = json::array();
+  nvml_file::Recording recording;
+  recording.driver_version = data.driver_version;
   for (const auto& g : data.gpus) {
-    json links = json::array();
+    nvml_file::Device& d = recording.devices.emplace_back();
+    d.pci_bus_id = g.bdf;
+    d.name = g.name;
+    d.uuid = g.uuid;
+    d.memory_total_bytes = g.memory_total_bytes;
+    d.bar1_total_bytes = g.bar1_total_bytes;
+    d.cuda_compute_capability = g.compute_capability;
+    if (g.virtualization_mode) d.virtualization_mode = report::to_string(*g.virtualization_mode);
     for (const auto& l : g.nvlinks) {
-      links.push_back({{"link", l.link}, {"active", opt(l.active)}, {"version", opt(l.version)},
-                       {"remote_pci_bus_id", opt(l.remote_bdf)}, {"remote_device_type", l.remote_kind == report::NvLinkRemoteKind::cpu ? "ibmnpu" : report::to_string(l.remote_kind)}});
+      nvml_file::NvLink& link = d.nvlinks.emplace_back(nvml_file::NvLink{l.link, l.active, l.version, l.remote_bdf});
+      for (const auto& [name, kind] : kRemoteDeviceTypes)
+        if (l.remote_kind == kind) link.remote_device_type = name;
     }
-    devices.push_back({{"pci_bus_id", g.bdf}, {"name", opt(g.name)}, {"uuid", opt(g.uuid)},
-                       {"memory_total_bytes", opt(g.memory_total_bytes)},
-                       {"bar1_total_bytes", opt(g.bar1_total_bytes)}, {"cuda_compute_capability", opt(g.compute_capability)}, {"virtualization_mode", opt_name(g.virtualization_mode)},
-                       {"nvlinks", links}});
   }
-  j["devices"] = devices;
-  json p2p = json::array();
   for (const auto& p : data.p2p)
-    p2p.push_back({{"a", p.a_bdf}, {"b", p.b_bdf}, {"read", opt_name(p.status.read)}, {"write", opt_name(p.status.write)},
-                   {"atomics", opt_name(p.status.atomics)}, {"nvlink", opt_name(p.status.nvlink)}});
-  j["p2p"] = p2p;
-  return json_text(j);
+    recording.p2p.push_back({p.a_bdf, p.b_bdf, p.status.read, p.status.write, p.status.atomics, p.status.nvlink});
+  return json_text(json(recording));
 }
 
 }  // namespace interprobe

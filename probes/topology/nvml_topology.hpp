@@ -4,7 +4,8 @@
 // replayed tree, from a recording at <root>/nvml.json (format below; `interprobe topo
 // --record-nvml FILE` writes one on a live machine).
 //
-// Recording format (all keys required unless marked; unknown keys are ignored):
+// Recording format (nvml_recording.cpp declares it, one INTERPROBE_JSON line per struct; all keys
+// required unless marked; unknown keys are ignored; the writer writes every key, null when absent):
 // {
 //   "format": "interprobe-nvml-topology", "version": 1,
 //   "driver_version": "550.54.15",                                   (optional)
@@ -25,6 +26,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "model/topology.hpp"
 
@@ -63,6 +66,8 @@ std::optional<NvmlTopology> load_nvml_topology(const HostRoot& root, std::string
 std::optional<NvmlTopology> query_live_nvml(std::string* reason);
 std::optional<NvmlTopology> parse_nvml_recording(const std::string& text, std::string* reason);
 std::string encode_nvml_recording(const NvmlTopology& data);
+// The format as a JSON Schema: nvml_recording.cpp's declarations, with the keys a file must hold.
+nlohmann::json nvml_recording_schema();
 
 // "00000000:65:00.0" (NVML's 8-digit domain) -> "0000:65:00.0"; nullopt when it is no address.
 std::optional<std::string> normalize_bus_id(const std::string& text);

@@ -138,6 +138,12 @@ TEST(ObserveCli, BadInputExitsTwoNamingIt) {
   auto p = run_interprobe({"observe", "--replay", bad.string(), "-q"});
   EXPECT_EQ(p.exit_code, 2) << p.err;
   EXPECT_NE(p.err.find("samples[0].gpu"), std::string::npos) << p.err;
+  // A kind nlohmann's decoding would convert (a fraction into a GPU index): the schema check names it.
+  std::ofstream(bad, std::ios::trunc)
+      << R"({"format":"interprobe-telemetry-trace","version":1,"interval_s":0.1,"gpus":[{"index":0}],"samples":[{"t_s":0,"gpu":0.5}]})";
+  p = run_interprobe({"observe", "--replay", bad.string(), "-q"});
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_NE(p.err.find(bad.string() + ": samples[0].gpu: expected integer, found 0.5"), std::string::npos) << p.err;
   p = run_interprobe({"observe", "--interval", "fast", "-q"});
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_NE(p.err.find("--interval"), std::string::npos) << p.err;

@@ -1,9 +1,15 @@
 // Trace files: round trip, and bad input refused naming the field.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/errors.hpp"
+#include "model/json_fields.hpp"
 #include "probes/telemetry/trace.hpp"
 
 namespace interprobe::telemetry {
@@ -62,6 +68,59 @@ TEST(TelemetryTrace, BadInputNamesTheField) {
   // A number json cannot hold (found by fuzz_trace): an input error, not a crash.
   EXPECT_NE(error_of(std::string(s).replace(s.find("\"power_limit_w\":600"), 19, "\"power_limit_w\":6E999")).find("not JSON"),
             std::string::npos);
+}
+
+// Every trace the repository holds (fixtures and the fuzzer's seeds) reads, and writing what was
+// read gives the same document back: same keys, same values, absent readings still left out.
+TEST(TelemetryTrace, EveryTraceInTheRepositoryRoundTripsUnchanged) {
+  const std::filesystem::path fixtures(INTERPROBE_FIXTURES);
+  std::vector<std::filesystem::path> traces;
+  for (const auto& dir : {fixtures / "telemetry", fixtures / ".." / "fuzz" / "trace" / "corpus"})
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().extension() == ".json") traces.push_back(entry.path());
+  ASSERT_GE(traces.size(), 15u);
+  const nlohmann::json schema = trace_schema();
+  for (const auto& path : traces) {
+    std::stringstream text;
+    text << std::ifstream(path).rdbuf();
+    Trace trace = parse_trace(text.str(), path.string());
+    const std::string written = trace_to_json_text(trace);
+    EXPECT_EQ(nlohmann::json::parse(written), nlohmann::json::parse(text.str())) << path;
+    EXPECT_EQ(report::schema_violation(nlohmann::json::parse(written), schema, schema["$defs"]), "") << path;
+  }
+}
+
+// The schema is the struct declarations': every member is a property of its type; the reader's
+// additions are the required keys, the floor of 0 and the ceiling of a fraction.
+TEST(TelemetryTrace, SchemaComesFromTheDeclarations) {
+  const nlohmann::json schema = trace_schema();
+  const auto& sample = schema["$defs"]["trace_sample"];
+  EXPECT_EQ(sample["properties"].size(), 18u);
+  EXPECT_EQ(sample["properties"]["gpu"]["type"], "integer");
+  EXPECT_EQ(sample["properties"]["power_w"]["type"], nlohmann::json::array({"number", "null"}));
+  EXPECT_EQ(sample["properties"]["pcie_tx_bytes"]["minimum"], 0);
+  EXPECT_GT(sample["properties"]["dram_active_fraction"].value("maximum", 0.0), 1.0 - 1e-6);
+  EXPECT_EQ(sample["required"], nlohmann::json::array({"t_s", "gpu"}));
+  EXPECT_EQ(schema["properties"]["gpus"]["items"]["$ref"], "#/$defs/trace_gpu");
+  EXPECT_EQ(schema["properties"]["format"]["const"], kTraceFormat);
+}
+
+// What nlohmann's decoding alone would let through (a boolean or a fraction into an integer, a
+// missing key left at its default): refused before decoding, naming the key path.
+TEST(TelemetryTrace, KindsAndMissingKeysAreCheckedBeforeDecoding) {
+  std::string s = kMinimal;
+  auto replaced = [&](const std::string& from, const std::string& to) { return std::string(s).replace(s.find(from), from.size(), to); };
+  EXPECT_NE(error_of(replaced("\"pcie_tx_bytes\":5", "\"pcie_tx_bytes\":5.5")).find("samples[0].pcie_tx_bytes: expected integer or null, found 5.5"),
+            std::string::npos) << error_of(replaced("\"pcie_tx_bytes\":5", "\"pcie_tx_bytes\":5.5"));
+  EXPECT_NE(error_of(replaced("\"pcie_tx_bytes\":5", "\"pcie_tx_bytes\":1e30")).find("samples[0].pcie_tx_bytes"), std::string::npos);
+  EXPECT_NE(error_of(replaced("\"power_limit_w\":600", "\"power_limit_w\":true")).find("gpus[0].power_limit_w: expected"),
+            std::string::npos);
+  EXPECT_NE(error_of(replaced("\"t_s\":0.1,", "")).find("samples[1].t_s: missing"), std::string::npos);
+  EXPECT_NE(error_of(replaced("\"gpus\":[{\"index\":0,", "\"gpus\":[{")).find("gpus[0].index: missing"), std::string::npos);
+  EXPECT_NE(error_of(replaced("\"pcie_tx_bytes\":5", "\"pcie_tx_bytes\":18446744073709551615")).find("samples[0].pcie_tx_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of(replaced("\"interval_s\":0.1", "\"interval_s\":0")).find("interval_s: must be above 0"), std::string::npos);
+  EXPECT_EQ(error_of(kMinimal), "");
 }
 
 }  // namespace

@@ -2,12 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
 #include "model/json.hpp"
+#include "model/json_fields.hpp"
 #include "topology_test_support.hpp"
 
 namespace interprobe {
@@ -71,6 +75,54 @@ TEST(NvmlRecording, RejectsWhatItCannotTrustWithAReason) {
   EXPECT_FALSE(parse_nvml_recording(R"({"format": "interprobe-nvml-topology", "version": 1, "devices": [],
       "p2p": [{"a": "0000:01:00.0", "b": "0000:02:00.0", "read": "maybe"}]})", &reason));
   EXPECT_NE(reason.find("p2p[0].read"), std::string::npos) << reason;
+}
+
+// The recording in the repository reads, and writing what was read gives it back: same keys and
+// values, bus ids in the normalised form the reader keeps ("00000000:18:00.0" -> "0000:18:00.0").
+TEST(NvmlRecording, TheFixtureRoundTripsUnchanged) {
+  std::ifstream in(topology_test::fixture_dir("hgx-h100-nvswitch") / "nvml.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string reason;
+  auto data = parse_nvml_recording(text.str(), &reason);
+  ASSERT_TRUE(data) << reason;
+  ASSERT_EQ(data->gpus.size(), 8u);
+  EXPECT_EQ(data->gpus[0].nvlinks.size(), 18u);
+  EXPECT_EQ(data->p2p.size(), 28u);
+  nlohmann::json expected = nlohmann::json::parse(text.str());
+  auto normalize = [](nlohmann::json& bus_id) {
+    if (bus_id.is_string()) bus_id = *normalize_bus_id(bus_id.get<std::string>());
+  };
+  for (auto& device : expected["devices"]) {
+    normalize(device["pci_bus_id"]);
+    for (auto& link : device["nvlinks"]) normalize(link["remote_pci_bus_id"]);
+  }
+  for (auto& pair : expected["p2p"]) normalize(pair["a"]), normalize(pair["b"]);
+  const std::string written = encode_nvml_recording(*data);
+  EXPECT_EQ(nlohmann::json::parse(written), expected);
+  const nlohmann::json schema = nvml_recording_schema();
+  EXPECT_EQ(report::schema_violation(nlohmann::json::parse(written), schema, schema["$defs"]), "");
+  EXPECT_EQ(schema["$defs"]["p2p"]["properties"]["read"]["enum"].size(), 8u) << "7 P2P words and null";
+}
+
+// Kinds nlohmann's decoding alone would convert (a fraction or a boolean into an integer) and
+// words outside a vocabulary are refused with the key path.
+TEST(NvmlRecording, RefusesAWrongKindNamingTheKeyPath) {
+  auto reason_for = [](const std::string& device) {
+    std::string reason;
+    auto data = parse_nvml_recording(R"({"format": "interprobe-nvml-topology", "version": 1, "devices": [)" + device + "]}", &reason);
+    return data ? std::string("read") : reason;
+  };
+  EXPECT_NE(reason_for(R"({"pci_bus_id": "0000:18:00.0", "memory_total_bytes": 1e30})").find("devices[0].memory_total_bytes: expected"),
+            std::string::npos);
+  EXPECT_NE(reason_for(R"({"pci_bus_id": "0000:18:00.0", "nvlinks": [{"link": 0, "active": 1}]})").find("devices[0].nvlinks[0].active"),
+            std::string::npos);
+  EXPECT_NE(reason_for(R"({"pci_bus_id": "0000:18:00.0", "nvlinks": [{"link": 0, "remote_device_type": "cpu"}]})")
+                .find("devices[0].nvlinks[0].remote_device_type: \"cpu\" is not one of [\"gpu\",\"nvswitch\",\"ibmnpu\",\"unknown\"]"),
+            std::string::npos) << reason_for(R"({"pci_bus_id": "0000:18:00.0", "nvlinks": [{"link": 0, "remote_device_type": "cpu"}]})");
+  EXPECT_NE(reason_for(R"({"name": "x"})").find("devices[0].pci_bus_id: missing"), std::string::npos);
+  EXPECT_EQ(reason_for(R"({"pci_bus_id": "0000:18:00.0", "virtualization_mode": "a_mode_from_2030"})"), "read")
+      << "a newer driver's mode reads as unknown";
 }
 
 TEST(Nvml, NamesAndBusIds) {
