@@ -6,9 +6,7 @@
 // std::optional (null when empty), std::vector, std::map<std::string, T> and other described
 // structs. The report, the fleet report, telemetry traces and NVML recordings all use it, so a
 // member added to a struct is in its codec and its schema at once.
-#include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -178,79 +176,9 @@ void SchemaFields::add(const char* key) {
   required_.push_back(key);
 }
 
-// --- checking a file against such a schema before decoding it (telemetry traces, NVML recordings)
-
-// nlohmann's decoding turns `true` or 1.5 into an integer member (1e30 into one is undefined
-// behaviour) and keeps a struct's default for a missing key; a file's reader checks its text
-// against the schema its declarations give first. Walks the subset schema_of writes plus what a
-// format adds: $ref (into `defs`), type, required, properties, items, enum, const, minimum, maximum,
-// anyOf. Unknown keys are accepted (a newer writer's additions).
-struct SchemaViolation {
-  std::string path;  // below the value checked: "samples[3].gpu", "" for the value itself
-  std::string what;
-};
-
-inline std::optional<SchemaViolation> first_schema_violation(const nlohmann::json& value, const nlohmann::json& schema,
-                                                             const nlohmann::json& defs) {
-  using nlohmann::json;
-  // Paths and messages are built only for the violation found: a trace holds millions of values.
-  const auto under = [](const std::string& step, std::optional<SchemaViolation> found) {
-    if (found) found->path = step + (found->path.empty() || found->path[0] == '[' ? "" : ".") + found->path;
-    return found;
-  };
-  const auto quoted = [](const json& v) {  // strings come from the file: ASCII escapes, cut short
-    std::string text = v.is_structured() ? std::string(v.type_name()) : v.dump(-1, ' ', true, json::error_handler_t::replace);
-    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
-  };
-  const auto has_type = [&value](const json& type) {
-    const auto& name = type.get_ref<const std::string&>();
-    if (name == "integer") return value.is_number_integer() && !(value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX);
-    return name == "number" ? value.is_number() : name == value.type_name();
-  };
-  // One pass over the schema's keywords (a number's schema has two or three), not a lookup of
-  // each keyword, the commonest first: this runs for every value of a trace.
-  for (const auto& [keyword, rule] : schema.items()) {
-    std::optional<SchemaViolation> found;
-    if (keyword == "type") {
-      if (rule.is_array() ? std::none_of(rule.begin(), rule.end(), has_type) : !has_type(rule)) {
-        std::string expected;
-        for (const auto& t : rule.is_array() ? rule : json::array({rule})) expected += (expected.empty() ? "" : " or ") + t.get<std::string>();
-        found = SchemaViolation{"", "expected " + expected + ", found " + quoted(value)};
-      }
-    } else if (keyword == "minimum") {
-      if (value.is_number() && value < rule) found = SchemaViolation{"", quoted(value) + " is below " + rule.dump()};
-    } else if (keyword == "maximum") {
-      if (value.is_number() && value > rule) found = SchemaViolation{"", quoted(value) + " is above " + rule.dump()};
-    } else if (keyword == "properties" && value.is_object()) {
-      for (auto it = value.begin(); it != value.end() && !found; ++it)  // the value's keys: a sample holds few of them
-        if (auto member = rule.find(it.key()); member != rule.end()) found = under(it.key(), first_schema_violation(*it, *member, defs));
-    } else if (keyword == "required" && value.is_object()) {
-      for (const auto& key : rule)
-        if (!found && !value.contains(key.get_ref<const std::string&>())) found = SchemaViolation{key.get<std::string>(), "missing"};
-    } else if (keyword == "items" && value.is_array()) {
-      for (std::size_t i = 0; i < value.size() && !found; ++i)
-        found = under("[" + std::to_string(i) + "]", first_schema_violation(value[i], rule, defs));
-    } else if (keyword == "$ref") {
-      found = first_schema_violation(value, defs.at(rule.get_ref<const std::string&>().substr(std::string_view("#/$defs/").size())), defs);
-    } else if (keyword == "enum") {
-      if (std::find(rule.begin(), rule.end(), value) == rule.end()) found = SchemaViolation{"", quoted(value) + " is not one of " + rule.dump()};
-    } else if (keyword == "const") {
-      if (value != rule) found = SchemaViolation{"", quoted(value) + " is not " + rule.dump()};
-    } else if (keyword == "anyOf") {
-      if (std::none_of(rule.begin(), rule.end(), [&](const json& o) { return !first_schema_violation(value, o, defs); }))
-        found = first_schema_violation(value, rule.front(), defs);
-    }
-    if (found) return found;
-  }
-  return std::nullopt;
-}
-
-// The first violation as "samples[3].gpu: what"; empty when `value` conforms.
-inline std::string schema_violation(const nlohmann::json& value, const nlohmann::json& schema, const nlohmann::json& defs) {
-  auto found = first_schema_violation(value, schema, defs);
-  if (!found) return {};
-  return (found->path.empty() ? "(top level)" : found->path) + ": " + found->what;
-}
+// A file's reader checks its text against the schema its declarations give before decoding
+// (model/schema_check.hpp: schema_violation): nlohmann's decoding turns `true` or 1.5 into an
+// integer member and keeps a struct's default for a missing key.
 
 }  // namespace interprobe::report
 

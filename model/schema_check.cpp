@@ -1,6 +1,12 @@
 #include "model/schema_check.hpp"
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace interprobe::report {
 
@@ -13,38 +19,81 @@ const json& report_schema_root() {
   return root;
 }
 
-std::string describe(const json& v) { return v.is_number() || v.is_boolean() ? v.dump() : v.type_name(); }
+// Text from the file in a message: ASCII escapes (a terminal sees no control bytes), cut short.
+std::string shown(const json& v) {
+  if (v.is_structured()) return v.type_name();
+  std::string text = v.dump(-1, ' ', true, json::error_handler_t::replace);
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
 
-std::string join_path(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+struct Violation {
+  std::string path;  // below the value checked: "samples[3].gpu"; empty for the value itself
+  std::string what;
+};
 
-class Walker {
+// Paths and messages are built only for the violation found: a trace holds millions of values.
+std::optional<Violation> under(const std::string& step, std::optional<Violation> found) {
+  if (found) found->path = step + (found->path.empty() || found->path[0] == '[' ? "" : ".") + found->path;
+  return found;
+}
+
+bool has_type(const json& v, const std::string& type) {
+  if (type == "integer") return v.is_number_integer();  // includes unsigned: range checked below
+  if (type == "number") return v.is_number();
+  return v.type_name() == type;
+}
+
+std::optional<Violation> type_violation(const json& v, const json& rule) {
+  const json allowed = rule.is_array() ? rule : json::array({rule});
+  bool integer = false, matched = false;
+  for (const auto& t : allowed) {
+    integer |= t == "integer";
+    matched |= has_type(v, t.get_ref<const std::string&>());
+  }
+  if (integer && v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    return Violation{"", fmt::format("{} is out of range (-9223372036854775808 to 9223372036854775807)", v.dump())};
+  if (matched) return std::nullopt;
+  std::vector<std::string> names;
+  for (const auto& t : allowed) names.push_back(t.get<std::string>());
+  std::string wanted = fmt::format("{}", fmt::join(names, " or "));
+  if (names.size() == 1) wanted = (wanted == "integer" || wanted == "object" || wanted == "array" ? "an " : "a ") + wanted;
+  return Violation{"", fmt::format("expected {}, found {}", wanted, v.is_number() || v.is_boolean() ? v.dump() : v.type_name())};
+}
+
+std::optional<Violation> bound_violation(const json& v, const std::string& keyword, const json& rule) {
+  if (!v.is_number()) return std::nullopt;
+  const double x = v.get<double>(), bound = rule.get<double>();
+  if (keyword == "minimum" && x < bound) return Violation{"", fmt::format("{} is below the minimum {}", v.dump(), rule.dump())};
+  if (keyword == "exclusiveMinimum" && x <= bound) return Violation{"", fmt::format("{} must be above {}", v.dump(), rule.dump())};
+  if (keyword == "maximum" && x > bound) return Violation{"", fmt::format("{} is above the maximum {}", v.dump(), rule.dump())};
+  return std::nullopt;
+}
+
+class Checker {
  public:
   // `root` holds the "$defs" a "$ref" names.
-  Walker(const json& root, RequiredKeys required) : root_(root), required_(required) {}
+  Checker(const json& root, RequiredKeys required) : root_(root), required_(required) {}
 
-  // Empty when `node` conforms, else the first violation.
-  std::string check(const json& node, const json& schema, const std::string& path) const {
-    if (!schema.is_object()) return {};
-    if (auto ref = schema.find("$ref"); ref != schema.end()) {
-      if (auto error = check(node, resolve(ref->get<std::string>()), path); !error.empty()) return error;
+  // One pass over the schema's keywords (a number's schema has two or three), not a lookup of
+  // each: this runs for every value of a trace.
+  std::optional<Violation> check(const json& v, const json& schema) const {
+    if (!schema.is_object()) return std::nullopt;
+    for (const auto& [keyword, rule] : schema.items()) {
+      std::optional<Violation> found;
+      if (keyword == "type") found = type_violation(v, rule);
+      else if (keyword == "minimum" || keyword == "exclusiveMinimum" || keyword == "maximum") found = bound_violation(v, keyword, rule);
+      else if (keyword == "properties" || (keyword == "additionalProperties" && !schema.contains("properties")))
+        found = check_members(v, schema);
+      else if (keyword == "required") found = check_required(v, rule);
+      else if (keyword == "items" && v.is_array())
+        for (std::size_t i = 0; i < v.size() && !found; ++i) found = under("[" + std::to_string(i) + "]", check(v[i], rule));
+      else if (keyword == "$ref") found = check(v, resolve(rule.get_ref<const std::string&>()));
+      else if (keyword == "enum" && !schema.value("x-open-on-read", false)) found = check_enum(v, rule);
+      else if (keyword == "const" && v != rule) found = Violation{"", fmt::format("{} must be {}", shown(v), rule.dump())};
+      else if (keyword == "anyOf" || keyword == "oneOf") found = check_any(v, rule);
+      if (found) return found;
     }
-    if (auto error = check_type(node, schema, path); !error.empty()) return error;
-    if (auto error = check_value(node, schema, path); !error.empty()) return error;
-    for (const char* any : {"oneOf", "anyOf"})
-      if (auto options = schema.find(any); options != schema.end()) {
-        std::string first_error;
-        bool matched = false;
-        for (const auto& option : *options) {
-          auto error = check(node, option, path);
-          if (error.empty()) matched = true;
-          else if (first_error.empty()) first_error = error;
-          if (matched) break;
-        }
-        if (!matched) return first_error;
-      }
-    if (node.is_object()) return check_object(node, schema, path);
-    if (node.is_array()) return check_array(node, schema, path);
-    return {};
+    return std::nullopt;
   }
 
  private:
@@ -54,80 +103,48 @@ class Walker {
     return root_.at("$defs").at(ref.substr(prefix.size()));
   }
 
-  static bool is_type(const json& v, const std::string& type) {
-    if (type == "integer") return v.is_number_integer();  // includes unsigned: range checked below
-    if (type == "number") return v.is_number();
-    return v.type_name() == type || (type == "boolean" && v.is_boolean());
-  }
-
-  static std::string at(const std::string& path) { return path.empty() ? "(top level)" : path; }
-
-  static std::string check_type(const json& v, const json& schema, const std::string& path) {
-    auto type = schema.find("type");
-    if (type == schema.end()) return {};
-    std::vector<std::string> allowed;
-    if (type->is_string()) allowed.push_back(type->get<std::string>());
-    else
-      for (const auto& t : *type) allowed.push_back(t.get<std::string>());
-    bool wants_integer = std::find(allowed.begin(), allowed.end(), "integer") != allowed.end();
-    if (wants_integer && v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-      return fmt::format("{}: {} is out of range (-9223372036854775808 to 9223372036854775807)", at(path), v.dump());
-    for (const auto& t : allowed)
-      if (is_type(v, t)) return {};
-    std::string wanted = allowed.size() == 1 ? allowed[0] : fmt::format("{}", fmt::join(allowed, " or "));
-    if (wanted == "integer" || wanted == "object" || wanted == "array") wanted = "an " + wanted;
-    else if (allowed.size() == 1) wanted = "a " + wanted;
-    return fmt::format("{}: expected {}, found {}", at(path), wanted, describe(v));
-  }
-
-  static std::string check_value(const json& v, const json& schema, const std::string& path) {
-    // An open vocabulary (finding ids): the schema lists what this version writes, a reader
-    // accepts what a newer minor version may add.
-    bool open_on_read = schema.value("x-open-on-read", false);
-    if (auto values = schema.find("enum"); values != schema.end() && !open_on_read) {
-      if (std::find(values->begin(), values->end(), v) == values->end()) {
-        std::vector<std::string> names;
-        for (const auto& value : *values) names.push_back(value.dump());
-        return fmt::format("{}: {} is not one of {}", at(path), v.dump(), fmt::join(names, ", "));
-      }
-    }
-    if (auto value = schema.find("const"); value != schema.end() && *value != v)
-      return fmt::format("{}: {} must be {}", at(path), v.dump(), value->dump());
-    if (v.is_number()) {
-      double x = v.get<double>();
-      if (auto min = schema.find("minimum"); min != schema.end() && x < min->get<double>())
-        return fmt::format("{}: {} is below the minimum {}", at(path), v.dump(), min->dump());
-      if (auto min = schema.find("exclusiveMinimum"); min != schema.end() && x <= min->get<double>())
-        return fmt::format("{}: {} must be above {}", at(path), v.dump(), min->dump());
-      if (auto max = schema.find("maximum"); max != schema.end() && x > max->get<double>())
-        return fmt::format("{}: {} is above the maximum {}", at(path), v.dump(), max->dump());
-    }
-    return {};
-  }
-
-  std::string check_object(const json& v, const json& schema, const std::string& path) const {
-    if (auto required = schema.find("required"); required != schema.end() && required_ == RequiredKeys::checked)
-      for (const auto& key : *required)
-        if (!v.contains(key.get<std::string>()))
-          return fmt::format("{}: missing required key '{}'", at(path), key.get<std::string>());
-    auto properties = schema.find("properties");
-    auto additional = schema.find("additionalProperties");
+  // The value's own keys (a sample holds few), each against its property, else against
+  // additionalProperties when that is a schema (`false` is not enforced: a newer minor version's
+  // extra keys are accepted).
+  std::optional<Violation> check_members(const json& v, const json& schema) const {
+    if (!v.is_object()) return std::nullopt;
+    const auto properties = schema.find("properties");
+    const auto additional = schema.find("additionalProperties");
     for (auto it = v.begin(); it != v.end(); ++it) {
       const json* sub = nullptr;
-      if (properties != schema.end() && properties->contains(it.key())) sub = &(*properties)[it.key()];
-      else if (additional != schema.end() && additional->is_object()) sub = &*additional;
-      if (!sub) continue;
-      if (auto error = check(it.value(), *sub, join_path(path, it.key())); !error.empty()) return error;
+      if (properties != schema.end())
+        if (auto member = properties->find(it.key()); member != properties->end()) sub = &*member;
+      if (!sub && additional != schema.end() && additional->is_object()) sub = &*additional;
+      if (sub)
+        if (auto found = under(it.key(), check(*it, *sub))) return found;
     }
-    return {};
+    return std::nullopt;
   }
 
-  std::string check_array(const json& v, const json& schema, const std::string& path) const {
-    auto items = schema.find("items");
-    if (items == schema.end()) return {};
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (auto error = check(v[i], *items, path + "[" + std::to_string(i) + "]"); !error.empty()) return error;
-    return {};
+  std::optional<Violation> check_required(const json& v, const json& keys) const {
+    if (!v.is_object() || required_ == RequiredKeys::lenient) return std::nullopt;
+    for (const auto& key : keys)
+      if (!v.contains(key.get_ref<const std::string&>()))
+        return Violation{"", fmt::format("missing required key '{}'", key.get_ref<const std::string&>())};
+    return std::nullopt;
+  }
+
+  static std::optional<Violation> check_enum(const json& v, const json& values) {
+    if (std::find(values.begin(), values.end(), v) != values.end()) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto& value : values) names.push_back(value.dump());
+    return Violation{"", fmt::format("{} is not one of {}", shown(v), fmt::join(names, ", "))};
+  }
+
+  // Any of the options; when none holds, what the first one says.
+  std::optional<Violation> check_any(const json& v, const json& options) const {
+    std::optional<Violation> first;
+    for (const auto& option : options) {
+      auto found = check(v, option);
+      if (!found) return std::nullopt;
+      if (!first) first = std::move(found);
+    }
+    return first;
   }
 
   const json& root_;
@@ -137,7 +154,9 @@ class Walker {
 }  // namespace
 
 std::string schema_violation(const json& value, const json& schema, RequiredKeys required) {
-  return Walker(schema, required).check(value, schema, "");
+  auto found = Checker(schema, required).check(value, schema);
+  if (!found) return {};
+  return (found->path.empty() ? "(top level)" : found->path) + ": " + found->what;
 }
 
 void check_against_schema(const json& report, RequiredKeys required) {

@@ -14,6 +14,7 @@
 #include "common/output_file.hpp"
 #include "common/user_file.hpp"
 #include "model/json_fields.hpp"
+#include "model/schema_check.hpp"
 
 namespace interprobe::telemetry {
 
@@ -93,7 +94,7 @@ Trace parse_trace(const std::string& text, const std::string& label) {
   }
   check_envelope(j, label);
   static const json schema = trace_schema();
-  if (auto violation = report::schema_violation(j, schema, schema["$defs"]); !violation.empty()) fail(label, violation);
+  if (auto violation = report::schema_violation(j, schema); !violation.empty()) fail(label, violation);
   Trace t;
   try {
     t = j.get<Trace>();

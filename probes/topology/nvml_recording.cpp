@@ -9,6 +9,7 @@
 #include "common/json_text.hpp"
 #include "common/text.hpp"
 #include "model/json_fields.hpp"
+#include "model/schema_check.hpp"
 #include "probes/topology/nvlink_rate.hpp"
 #include "probes/topology/nvml_topology.hpp"
 #include "probes/topology/pci_inventory.hpp"
@@ -170,7 +171,7 @@ std::optional<NvmlTopology> parse_nvml_recording(const std::string& text, std::s
     if (j.value("version", json()) != expected.version)
       throw RecordingError(fmt::format("'version' is not {}; re-record with this interprobe", expected.version));
     static const json schema = nvml_recording_schema();
-    if (auto violation = report::schema_violation(j, schema, schema["$defs"]); !violation.empty()) throw RecordingError(violation);
+    if (auto violation = report::schema_violation(j, schema); !violation.empty()) throw RecordingError(violation);
     auto recording = j.get<nvml_file::Recording>();
     NvmlTopology out;
     out.source = report::NvmlSource::recorded;

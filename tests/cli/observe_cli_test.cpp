@@ -143,7 +143,7 @@ TEST(ObserveCli, BadInputExitsTwoNamingIt) {
       << R"({"format":"interprobe-telemetry-trace","version":1,"interval_s":0.1,"gpus":[{"index":0}],"samples":[{"t_s":0,"gpu":0.5}]})";
   p = run_interprobe({"observe", "--replay", bad.string(), "-q"});
   EXPECT_EQ(p.exit_code, 2) << p.err;
-  EXPECT_NE(p.err.find(bad.string() + ": samples[0].gpu: expected integer, found 0.5"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find(bad.string() + ": samples[0].gpu: expected an integer, found 0.5"), std::string::npos) << p.err;
   p = run_interprobe({"observe", "--interval", "fast", "-q"});
   EXPECT_EQ(p.exit_code, 2);
   EXPECT_NE(p.err.find("--interval"), std::string::npos) << p.err;
