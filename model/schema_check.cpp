@@ -44,17 +44,21 @@ bool has_type(const json& v, const std::string& type) {
 }
 
 std::optional<Violation> type_violation(const json& v, const json& rule) {
-  const json allowed = rule.is_array() ? rule : json::array({rule});
   bool integer = false, matched = false;
-  for (const auto& t : allowed) {
-    integer |= t == "integer";
-    matched |= has_type(v, t.get_ref<const std::string&>());
-  }
+  const auto consider = [&](const json& t) {  // no copies: this runs for every value of a trace
+    const auto& name = t.get_ref<const std::string&>();
+    integer |= name == "integer";
+    matched |= has_type(v, name);
+  };
+  if (rule.is_array())
+    for (const auto& t : rule) consider(t);
+  else
+    consider(rule);
   if (integer && v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
     return Violation{"", fmt::format("{} is out of range (-9223372036854775808 to 9223372036854775807)", v.dump())};
   if (matched) return std::nullopt;
   std::vector<std::string> names;
-  for (const auto& t : allowed) names.push_back(t.get<std::string>());
+  for (const auto& t : rule.is_array() ? rule : json::array({rule})) names.push_back(t.get<std::string>());
   std::string wanted = fmt::format("{}", fmt::join(names, " or "));
   if (names.size() == 1) wanted = (wanted == "integer" || wanted == "object" || wanted == "array" ? "an " : "a ") + wanted;
   return Violation{"", fmt::format("expected {}, found {}", wanted, v.is_number() || v.is_boolean() ? v.dump() : v.type_name())};
