@@ -148,11 +148,7 @@ json json_schema(SchemaDefs&, const Value*) {
 }
 
 json generated_report_schema() {
-  SchemaDefs defs;
-  SchemaFields top(defs);
-  describe_json_fields(top, static_cast<const Report*>(nullptr));
-  json schema = top.object();
-  schema["$defs"] = defs.defs();
+  json schema = schema_document<Report>();
   schema["$defs"]["evidence_value"] = {{"type", json::array({"string", "number", "boolean", "null", "array"})},
                                        {"items", {{"$ref", "#/$defs/evidence_value"}}}};
   return schema;

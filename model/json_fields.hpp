@@ -170,6 +170,17 @@ nlohmann::json SchemaDefs::ref() {
   return {{"$ref", "#/$defs/" + name}};
 }
 
+// A whole file's schema: T's object at the top, every struct it holds under "$defs".
+template <class T>
+nlohmann::json schema_document() {
+  SchemaDefs defs;
+  SchemaFields top(defs);
+  describe_json_fields(top, static_cast<const T*>(nullptr));
+  nlohmann::json schema = top.object();
+  schema["$defs"] = defs.defs();
+  return schema;
+}
+
 template <class T>
 void SchemaFields::add(const char* key) {
   properties_[key] = schema_of<T>(defs_);

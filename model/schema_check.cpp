@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/json_input.hpp"
+
 namespace interprobe::report {
 
 namespace {
@@ -19,12 +21,9 @@ const json& report_schema_root() {
   return root;
 }
 
-// Text from the file in a message: ASCII escapes (a terminal sees no control bytes), cut short.
-std::string shown(const json& v) {
-  if (v.is_structured()) return v.type_name();
-  std::string text = v.dump(-1, ' ', true, json::error_handler_t::replace);
-  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
-}
+// Text from the file in a message: escaped for a terminal and cut short (common/json_input.hpp);
+// a list or object by its kind.
+std::string shown(const json& v) { return v.is_structured() ? std::string(v.type_name()) : json_excerpt(v); }
 
 struct Violation {
   std::string path;  // below the value checked: "samples[3].gpu"; empty for the value itself

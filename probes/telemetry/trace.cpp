@@ -61,11 +61,7 @@ void check_envelope(const json& j, const std::string& label) {
 }  // namespace
 
 json trace_schema() {
-  report::SchemaDefs defs;
-  report::SchemaFields top(defs);
-  describe_json_fields(top, static_cast<const Trace*>(nullptr));
-  json schema = top.object();
-  schema["$defs"] = defs.defs();
+  json schema = report::schema_document<Trace>();
   schema["properties"]["format"] = {{"const", kTraceFormat}};
   schema["properties"]["version"] = {{"const", kTraceVersion}};
   // What a file must hold: the writer leaves absent readings out, and `source` defaults to "nvml".

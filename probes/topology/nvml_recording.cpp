@@ -107,11 +107,7 @@ NvmlGpuRecord gpu_of(const nvml_file::Device& d, const std::string& where) {
 // The format as its declarations give it, with the keys a file must hold and the NVLink far
 // end's words.
 json nvml_recording_schema() {
-  report::SchemaDefs defs;
-  report::SchemaFields top(defs);
-  describe_json_fields(top, static_cast<const nvml_file::Recording*>(nullptr));
-  json s = top.object();
-  s["$defs"] = defs.defs();
+  json s = report::schema_document<nvml_file::Recording>();
   const nvml_file::Recording envelope;
   s["properties"]["format"] = {{"const", envelope.format}};
   s["properties"]["version"] = {{"const", envelope.version}};

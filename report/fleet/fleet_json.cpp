@@ -78,11 +78,7 @@ constexpr const char* kFleetSchemaOverlay = R"json({
 }  // namespace
 
 json generated_fleet_schema() {
-  report::SchemaDefs defs;
-  report::SchemaFields top(defs);
-  describe_json_fields(top, static_cast<const FleetReport*>(nullptr));
-  json schema = top.object();
-  schema["$defs"] = defs.defs();
+  json schema = report::schema_document<FleetReport>();
   schema.merge_patch(json::parse(kFleetSchemaOverlay));
   return schema;
 }
