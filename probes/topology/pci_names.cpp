@@ -41,7 +41,8 @@ std::string format_message(const char* msg, va_list args) {
   return buffer;
 }
 
-[[noreturn]] void on_pci_error(char* msg, ...) {
+// GNU spelling: clang counts noreturn in the pointer type of pci_access::error, [[noreturn]] is not.
+__attribute__((noreturn)) void on_pci_error(char* msg, ...) {
   va_list args;
   va_start(args, msg);
   std::string text = format_message(msg, args);

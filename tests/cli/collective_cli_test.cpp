@@ -16,6 +16,7 @@
 #include "support/mpiexec.hpp"
 #include "support/run_binary.hpp"
 #include "support/schema_check.hpp"
+#include "support/sanitizers.hpp"
 
 using interprobe::testing::Launch;
 using interprobe::testing::run_interprobe;
@@ -118,7 +119,7 @@ TEST(AllreduceMpi, TwoRanksTwentyFourSizesBusbwFormulaNoWrongRankZeroAlonePrints
 TEST(CollectivesMpi, TwoRanksEveryOp8BToTheMaxNoWrongBusbwIsAlgbwTimesItsFactor) {
   if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
   using interprobe::report::CollectiveOp;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INTERPROBE_TESTS_INSTRUMENTED)
   const char* max = "4M";  // instrumented, 64M took a minute; the code paths are the same
   const std::size_t sizes_expected = 20;
   const std::int64_t max_bytes = 4 << 20;

@@ -15,6 +15,7 @@
 #include "support/hostile_tree.hpp"
 #include "support/run_binary.hpp"
 #include "support/terminal_text.hpp"
+#include "support/sanitizers.hpp"
 
 namespace interprobe::testing {
 namespace {
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 // A run on these small trees takes well under a second (up to 7 s seen on a loaded 2-core VM);
 // a FIFO or a device node that is read blindly never ends, so this is the line between the
 // two. Sanitizer builds run several times slower: the same line, scaled.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(INTERPROBE_TESTS_INSTRUMENTED)
 constexpr std::chrono::seconds kRunLimit{60};
 #else
 constexpr std::chrono::seconds kRunLimit{20};

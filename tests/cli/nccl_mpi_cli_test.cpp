@@ -13,6 +13,7 @@
 #include "model/json.hpp"
 #include "support/mpiexec.hpp"
 #include "support/schema_check.hpp"
+#include "support/sanitizers.hpp"
 
 namespace fs = std::filesystem;
 using interprobe::report::AllreduceStatus;
@@ -97,7 +98,7 @@ TEST(NcclMpiSimulated, TwoRanksSumEveryTypeExactlyAndReportTheMeanRank) {
 // (at 0.1 GB/s a rank woken late on a loaded 2-core host moved a call past the 10% tolerance).
 TEST(NcclMpiSimulated, BusbwFollowsTheDescriptionsBusModel) {
   if (kMpiexec.empty()) GTEST_SKIP() << "no mpirun in this build";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INTERPROBE_TESTS_INSTRUMENTED)
   // Unoptimized and instrumented, copying and summing 4 MiB takes tens of ms: a slower bus keeps
   // the model above it.
   constexpr double kBusGbps = 0.01;

@@ -68,7 +68,7 @@ SIM_API int interprobe_sim_enqueue(cu::Stream h, void (*fn)(void*), void* data, 
   return cu::kSuccess;
 }
 
-// Stream capture records what the stream would run; a graph launch queues it again.
+// Stream capture records what the stream would run; a graph launch queues it again, as one entry.
 SIM_API cu::Result cuStreamBeginCapture_v2(cu::Stream h, int) {
   if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   Stream* s = stream_of(h);
@@ -97,7 +97,14 @@ SIM_API cu::Result cuGraphLaunch(CUgraphExec_st* exec, cu::Stream h) {
   if (int rc = require_initialized(); rc != cu::kSuccess) return rc;
   Stream* s = stream_of(h);
   if (!exec || !s) return cu::kErrorInvalidValue;
-  for (const auto& op : *reinterpret_cast<Ops*>(exec)) s->enqueue(op);
+  // One entry on the stream: the device runs a graph's kernels back to back, whatever the host
+  // does meanwhile (per-kernel enqueues would let a slow host, e.g. under ASan, gap them).
+  s->enqueue([ops = *reinterpret_cast<Ops*>(exec)](Stream& on) {
+    for (const auto& op : ops) {
+      op(on);
+      if (on.abandoned) return;
+    }
+  });
   return cu::kSuccess;
 }
 

@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -82,21 +84,24 @@ void read_debug_settings() {
 }
 
 // Half <-> float by table and bits: _Float16 conversions are library calls on x86 without
-// F16C (tens of ns each), which made half all-reduces far slower than the model they time.
+// F16C (tens of ns each), which made half all-reduces far slower than the model they time; and
+// clang before 15 has no _Float16 on x86 at all. Every half is exact as a float.
 float from_half(std::uint16_t h) {
   static const std::vector<float> table = [] {
     std::vector<float> t(65536);
     for (std::uint32_t i = 0; i < 65536; ++i) {
-      auto bits = static_cast<std::uint16_t>(i);
-      _Float16 f;
-      std::memcpy(&f, &bits, 2);
-      t[i] = static_cast<float>(f);
+      const std::uint32_t exponent = (i >> 10) & 0x1f, mantissa = i & 0x3ff;
+      float magnitude;
+      if (exponent == 0) magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // zero, subnormal
+      else if (exponent == 31) magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN() : INFINITY;
+      else magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
+      t[i] = (i & 0x8000) ? -magnitude : magnitude;
     }
     return t;
   }();
   return table[h];
 }
-// Round to nearest even (F. Giesen's float_to_half_fast3_rtne), as a _Float16 cast rounds.
+// Round to nearest even (F. Giesen's float_to_half_fast3_rtne), as the hardware's conversion rounds.
 std::uint16_t to_half(float v) {
   constexpr std::uint32_t f32_infinity = 255u << 23, f16_max = (127u + 16) << 23;
   constexpr std::uint32_t denormal_magic = ((127u - 15) + (23 - 10) + 1) << 23;
