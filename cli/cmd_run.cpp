@@ -10,6 +10,7 @@
 #include "cli/session.hpp"
 #include "cli/workload_compute.hpp"
 #include "cli/workload_options.hpp"
+#include "model/sections.hpp"
 #include "probes/bandwidth/bandwidth_probe.hpp"
 #include "probes/collective/collective_probe.hpp"
 #include "probes/collective/mpi_world.hpp"
@@ -102,7 +103,7 @@ std::uint64_t ProbeSelection::max_message_bytes() const {
 }
 
 void add_probe_selection_options(CLI::App* app, ProbeSelection& selection) {
-  app->add_option("--only", selection.only, "Run only these probes (system, topology, virtualization, telemetry, bandwidth, collective, compute)")
+  app->add_option("--only", selection.only, fmt::format("Run only these probes ({})", fmt::join(report::probe_names(), ", ")))
       ->delimiter(',')
       ->type_name("NAME,...");
   app->add_option("--skip", selection.skip, "Leave these probes out; the report lists them as skipped")

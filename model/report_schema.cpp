@@ -3,12 +3,14 @@
 // cannot say. The annotations are a JSON merge patch (RFC 7386) per $defs entry ("" is the
 // document): patterns and constants, the closed lists a member keeps as text, and "x-since": a
 // member a later 2.x minor version added, which older reports lack (taken out of "required").
+// The finding ids come from the section table (model/sections.hpp).
 #include <algorithm>
 #include <array>
 #include <string>
 
 #include "model/json_codec.hpp"
 #include "model/schema_check.hpp"
+#include "model/sections.hpp"
 
 namespace interprobe::report {
 
@@ -28,22 +30,7 @@ constexpr const char* kAnnotations = R"json(
       "description": "Every finding id this version writes (README: Findings). Readers accept ids they do not know.",
       "type": "string",
       "pattern": "^[a-z0-9_.-]+$",
-      "x-open-on-read": true,
-      "enum": ["bandwidth.below_expected", "bandwidth.data_corrupted", "bandwidth.engine_failed",
-        "bandwidth.engine_unsupported", "bandwidth.mixed_page_backing", "bandwidth.noisy",
-        "bandwidth.p2p_claimed_but_staged", "bandwidth.p2p_data_corrupted", "bandwidth.p2p_unavailable",
-        "bandwidth.sizes_capped", "bandwidth.sweep_incomplete", "collective.allreduce_hung",
-        "collective.allreduce_wrong", "collective.p2p_gain", "collective.p2p_slower", "collective.sweep_failed",
-        "compute.decode_memory_bound", "compute.engine_failed", "compute.engine_unsupported",
-        "compute.inconsistent_point", "compute.peak_below_shape", "compute.verification_failed",
-        "gpu.cuda_unusable", "gpu.driver_missing", "gpu.none_on_bus", "libraries.nccl_cuda_mismatch",
-        "libraries.nvml_missing", "probe.failed", "topology.gpu_far_from_nic", "topology.link_downtrained",
-        "topology.p2p_not_supported", "topology.pairs_beyond_nccl_p2p", "topology.sysfs_unreadable",
-        "virt.acs_redirects_p2p", "virt.confidential_guest", "virt.emulated_port_slower_than_gpu",
-        "virt.gpu_link_zeroed", "virt.gpu_numa_hidden", "virt.gpu_small_bar", "virt.host_iommu_translated",
-        "virt.i440fx_conventional_pci", "virt.iommu_group_shared", "virt.p2p_clique_missing",
-        "virt.p2p_clique_unchecked", "virt.p2p_cliques_split", "virt.signals_disagree", "virt.vfio_without_iommu",
-        "virt.vgpu"]}}},
+      "x-open-on-read": true}}},
   "bandwidth_engine_status": {"properties": {"cycle_ns": {"x-since": "2.5.0"}}},
   "bandwidth_sweep": {"properties": {"directions": {"enum": [1, 2]}}},
   "bandwidth_point": {"properties": {"telemetry": {"x-since": "2.3.0"}, "visit_medians_us": {"x-since": "2.4.0"},
@@ -143,6 +130,11 @@ json report_schema() {
     // at(): an annotation of a struct that was renamed fails the schema test, not silently.
     (name.empty() ? schema : schema.at("$defs").at(name)).merge_patch(patch);
   }
+  json ids = json::array();
+  for (const auto& section : kSections)
+    for (std::string_view id : section.finding_ids) ids.push_back(std::string(id));
+  std::sort(ids.begin(), ids.end());
+  schema["$defs"]["finding_id"]["enum"] = std::move(ids);
   finish_object(schema);
   for (auto& [name, def] : schema["$defs"].items()) finish_object(def);
   return schema;

@@ -46,6 +46,20 @@ void rule_vendor_libraries(const report::Report& r, std::vector<report::Finding>
   }
 }
 
+// Each section's rules live in its own file; a new section adds its line here and to all_rules().
+// The topology section: downtrained links, refused P2P, pairs beyond NCCL P2P, far NICs (topology_rules.cpp).
+void rule_topology(const report::Report& report, std::vector<report::Finding>& out);
+// The virtualization section: passthrough, P2P clique, NUMA, link modelling, host IOMMU (virt_rules.cpp).
+void rule_virtualization(const report::Report& report, std::vector<report::Finding>& out);
+// The collective section: hung or wrong all-reduces, failed variants, P2P on vs off (collective_rules.cpp).
+void rule_collective(const report::Report& report, std::vector<report::Finding>& out);
+// The bandwidth section: corrupted copies, P2P truth, below-expected links, noise (bandwidth_rules.cpp).
+void rule_bandwidth(const report::Report& report, std::vector<report::Finding>& out);
+// The compute section: wrong GEMM results, decode GEMMs bound by memory, inconsistent points (compute_rules.cpp).
+void rule_compute(const report::Report& report, std::vector<report::Finding>& out);
+// The GPU software stack: NVML sees GPUs CUDA cannot use, NCCL built for a newer CUDA (gpu_rules.cpp).
+void rule_gpu_stack(const report::Report& report, std::vector<report::Finding>& out);
+
 const std::vector<Rule>& all_rules() {
   static const std::vector<Rule> rules = {rule_probe_failures, rule_vendor_libraries, rule_gpu_stack, rule_topology, rule_virtualization, rule_collective, rule_bandwidth, rule_compute};
   return rules;

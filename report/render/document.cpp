@@ -192,8 +192,6 @@ Section findings_section(const report::Report& r) {
   return s;
 }
 
-}  // namespace
-
 void add_system_view(const report::Report& r, Document& doc) {
   if (!r.system) return;
   const auto& sys = *r.system;
@@ -209,6 +207,18 @@ void add_system_view(const report::Report& r, Document& doc) {
   s.blocks.push_back(std::move(kv));
   doc.sections.push_back(std::move(s));
 }
+
+}  // namespace
+
+// The section views, in the document's order; each adds nothing when its section is absent.
+void add_topology_view(const report::Report& report, Document& doc, const ViewOptions& views);  // topology_view.cpp
+void add_virtualization_view(const report::Report& report, Document& doc);  // virt_view.cpp
+void add_collective_view(const report::Report& report, Document& doc);      // collective_view.cpp
+void add_bandwidth_view(const report::Report& report, Document& doc);       // bandwidth_view.cpp
+void add_compute_view(const report::Report& report, Document& doc);         // compute_view.cpp
+void add_telemetry_view(const report::Report& report, Document& doc);       // telemetry_view.cpp
+void add_verdict_view(const report::Report& report, Document& doc);         // bottleneck_view.cpp
+void add_bottleneck_view(const report::Report& report, Document& doc);      // bottleneck_view.cpp
 
 Document build_document(const report::Report& r, const ViewOptions& views) {
   Document doc;

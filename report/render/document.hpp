@@ -75,20 +75,11 @@ struct ViewOptions {
 
 Document build_document(const report::Report& report, const ViewOptions& views = {});
 
-// Section views; each returns nothing to add when its section is absent.
-void add_system_view(const report::Report& report, Document& doc);
-void add_topology_view(const report::Report& report, Document& doc, const ViewOptions& views);  // topology_view.cpp
-void add_virtualization_view(const report::Report& report, Document& doc);  // virt_view.cpp
-void add_collective_view(const report::Report& report, Document& doc);      // collective_view.cpp
-void add_bandwidth_view(const report::Report& report, Document& doc);       // bandwidth_view.cpp
-void add_compute_view(const report::Report& report, Document& doc);         // compute_view.cpp
-void add_telemetry_view(const report::Report& report, Document& doc);       // telemetry_view.cpp
+// Section views: each in its own file, declared and called by build_document (document.cpp).
 // One line on the NVML counters beside a sweep's measurements (telemetry_view.cpp): ranges over
 // the points that have them ("sizes", "shapes"), or why none has; null when no point carries any.
 std::optional<Paragraph> measurement_telemetry_line(const std::vector<const report::MeasurementTelemetry*>& points,
                                                     const char* what);
-void add_verdict_view(const report::Report& report, Document& doc);         // bottleneck_view.cpp
-void add_bottleneck_view(const report::Report& report, Document& doc);      // bottleneck_view.cpp
 // A MoE workload's layout what-if: a row per layout and batch, then the collectives of each
 // layout at its largest batch (layout_view.cpp).
 std::vector<Table> layout_tables(const report::WorkloadEstimate& workload);

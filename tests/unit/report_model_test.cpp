@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
@@ -20,6 +22,7 @@
 #include "model/json_fields.hpp"
 #include "model/schema_check.hpp"
 #include "model/metrics.hpp"
+#include "model/sections.hpp"
 #include "support/run_binary.hpp"
 
 using namespace interprobe::report;
@@ -394,8 +397,11 @@ TEST(ReadmeExamples, FindingTableMatchesTheSchema) {
 
 // Every id the rules can write is in the schema's list (the rules spell ids as literals).
 TEST(ReadmeExamples, EveryFindingIdOfTheRulesIsInTheSchema) {
-  std::set<std::string> in_rules;
-  const std::regex id(R"re("((probe|libraries|topology|virt|bandwidth|collective|compute|gpu)\.[a-z0-9_]+)")re");
+  std::set<std::string> in_rules, prefixes;
+  for (const auto& section : kSections)
+    for (std::string_view known : section.finding_ids) prefixes.insert(std::string(known.substr(0, known.find('.'))));
+  EXPECT_GE(prefixes.size(), 8u);
+  const std::regex id("\"((" + fmt::format("{}", fmt::join(prefixes, "|")) + ")\\.[a-z0-9_]+)\"");
   for (const auto& e : fs::directory_iterator(fs::path(INTERPROBE_SOURCE_DIR) / "report/analysis")) {
     std::string text = read_text(e.path());
     for (std::sregex_iterator it(text.begin(), text.end(), id), end; it != end; ++it) in_rules.insert((*it)[1]);

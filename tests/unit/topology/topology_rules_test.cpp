@@ -12,9 +12,7 @@ namespace {
 std::vector<report::Finding> findings_of(report::TopologySection s) {
   report::Report r;
   r.topology = std::move(s);
-  std::vector<report::Finding> out;
-  analysis::rule_topology(r, out);
-  return out;
+  return analysis::derive_findings(r);
 }
 
 const report::Finding* find(const std::vector<report::Finding>& fs, const std::string& id) {
