@@ -14,9 +14,7 @@ INTERPROBE_JSON(HostInfo, hostname, kernel, root, live, started_at, duration_s)
 INTERPROBE_JSON(ProbeRecord, name, status, reason, duration_s)
 INTERPROBE_JSON(Finding, id, severity, title, evidence, remedy, affected)
 
-// --- system
-INTERPROBE_JSON(SystemSection, os_name, kernel, architecture, cpu_vendor, cpu_model, logical_cpus, memory_bytes,
-                kernel_cmdline)
+// --- system: model/system_json.cpp (a section's structs may define their JSON in a file of their own)
 
 // --- topology
 INTERPROBE_JSON(PciLink, current_gts, max_gts, current_lanes, max_lanes, current_gbps, max_gbps, downtrained)
@@ -111,8 +109,7 @@ INTERPROBE_JSON(WorkloadEstimate, model, model_type, config, weight_dtype, tp, c
 INTERPROBE_JSON(BottleneckSection, sources, workloads)
 
 // --- the report: sections of probes that did not run are left out rather than null
-INTERPROBE_JSON(Report, schema_version, tool, host, probes, findings, system, topology, virtualization, bandwidth,
-                collective, compute, telemetry, bottlenecks)
+INTERPROBE_JSON(Report, INTERPROBE_REPORT_MEMBERS)
 
 json report_to_json(const Report& report) {
   json j = report;

@@ -194,11 +194,25 @@ void SchemaFields::add(const char* key) {
 }  // namespace interprobe::report
 
 #define INTERPROBE_JSON_SCHEMA_FIELD(member) fields.add<decltype(Self::member)>(#member);
-// In the struct's namespace: INTERPROBE_JSON(BandwidthPoint, bytes, samples, ...).
-#define INTERPROBE_JSON(Type, ...)                                                                      \
-  NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)                                    \
-  inline const char* json_type_name(const Type*) { return #Type; }                                      \
-  inline void describe_json_fields(::interprobe::report::SchemaFields& fields, const Type*) {           \
+
+// The codec (nlohmann's field-list macro's body: keys are the member names; a missing key keeps
+// the struct's default) and the schema description, `linkage` inline or not.
+#define INTERPROBE_JSON_FUNCTIONS(linkage, Type, ...)                                                  \
+  linkage void to_json(nlohmann::json& nlohmann_json_j, const Type& nlohmann_json_t) {                  \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                            \
+  }                                                                                                     \
+  linkage void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) {                \
+    const Type nlohmann_json_default_obj{};                                                             \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM_WITH_DEFAULT, __VA_ARGS__))             \
+  }                                                                                                     \
+  linkage const char* json_type_name(const Type*) { return #Type; }                                     \
+  linkage void describe_json_fields(::interprobe::report::SchemaFields& fields, const Type*) {          \
     using Self = Type;                                                                                  \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(INTERPROBE_JSON_SCHEMA_FIELD, __VA_ARGS__))                \
   }
+
+// In the struct's namespace: INTERPROBE_JSON(BandwidthPoint, bytes, samples, ...).
+#define INTERPROBE_JSON(Type, ...) INTERPROBE_JSON_FUNCTIONS(inline, Type, __VA_ARGS__)
+// The same, defined once for a struct whose header has INTERPROBE_JSON_DECLARE(Type)
+// (model/json_declare.hpp): a section's structs in a .cpp of their own.
+#define INTERPROBE_JSON_DEFINE(Type, ...) INTERPROBE_JSON_FUNCTIONS(, Type, __VA_ARGS__)

@@ -122,4 +122,10 @@ struct Report {
   const ProbeRecord* probe(const std::string& name) const;
 };
 
+// Report's members in the order its JSON writes them: its codec and schema (json_codecs.cpp) are
+// generated from this list, so a new section is added here, beside its member, and nowhere else.
+#define INTERPROBE_REPORT_MEMBERS                                                                      \
+  schema_version, tool, host, probes, findings, system, topology, virtualization, bandwidth, collective, \
+      compute, telemetry, bottlenecks
+
 }  // namespace interprobe::report

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "model/json_declare.hpp"
+
 namespace interprobe::report {
 
 struct SystemSection {
@@ -16,5 +18,6 @@ struct SystemSection {
   std::optional<std::int64_t> memory_bytes;
   std::optional<std::string> kernel_cmdline;
 };
+INTERPROBE_JSON_DECLARE(SystemSection)  // system_json.cpp
 
 }  // namespace interprobe::report
