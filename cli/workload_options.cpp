@@ -74,6 +74,8 @@ void add_workload_options(CLI::App* app, WorkloadOptions& o) {
   app->add_option("--model", o.models, "Hugging Face config.json of a model to rank (repeatable; default: the examples "
                                        "llama-3.1-70b, mixtral-8x7b, deepseek-v3)");
   app->add_option("--tp", o.tp, "Tensor-parallel size (default: the ranks the report's all-reduce measured, else its GPUs)");
+  app->add_flag("--ep", o.ep, "MoE experts by expert parallelism over the --tp ranks (whole experts per rank; the step "
+                             "waits for the rank holding the most touched experts) instead of each expert split by TP");
   app->add_option("--batch", o.batch, "Batch sizes (sequences decoding together), comma-separated (default 1,8,64)");
   app->add_option("--context", o.context_tokens, "Cached tokens each sequence attends to (default 4096)");
   app->add_option("--itl-ms", o.itl_ms, "Observed inter-token latency in ms (comma-separated, one per --concurrency)")
@@ -103,10 +105,11 @@ PreparedWorkloads prepare_workloads(const WorkloadOptions& o) {
     rq.model = std::move(model);
     rq.config = std::move(origin);
     rq.tp = o.tp.value_or(1);
+    rq.expert_parallel = o.ep;
     rq.batches = batches;
     rq.context_tokens = o.context_tokens;
     rq.observed = observed;
-    if (o.tp) workload::decode_step(rq.model, {rq.tp, 1, rq.context_tokens, 2});  // --tp must fit: exit 2 now
+    if (o.tp) workload::decode_step(rq.model, {rq.tp, 1, rq.context_tokens, 2, rq.expert_parallel});  // must fit: exit 2 now
     p.requests.push_back(std::move(rq));
   };
   if (o.models.empty())
@@ -132,7 +135,7 @@ report::BottleneckSection rank_workloads(const report::Report& r, PreparedWorklo
   for (auto& rq : p.requests) {
     if (!p.tp_given) rq.tp = tp;
     try {
-      workload::decode_step(rq.model, {rq.tp, 1, rq.context_tokens, 2});
+      workload::decode_step(rq.model, {rq.tp, 1, rq.context_tokens, 2, rq.expert_parallel});
       fitting.push_back(std::move(rq));
     } catch (const InputError& e) {
       report::WorkloadEstimate w = bottleneck::describe_workload(rq);

@@ -17,6 +17,7 @@ namespace interprobe::cli {
 struct WorkloadOptions {
   std::vector<std::string> models;  // config.json files; empty: the built-in examples
   std::optional<std::int64_t> tp;
+  bool ep = false;
   std::optional<std::string> batch, itl_ms, tokens_per_s, concurrency, assume;
   std::int64_t context_tokens = 4096;
 };

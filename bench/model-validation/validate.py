@@ -67,6 +67,8 @@ def engine_key(engine):
 def predict(binary, report, case):
     cmd = [binary, "analyze", report, "--model", os.path.join(HERE, "configs", case["config"]), "--tp", case["tp"],
            "--batch", case["batch"], "--context", case["context_tokens"], "--assume", assume_arg(case), "--json", "-q"]
+    if int(case["ep"]) > 1:
+        cmd.append("--ep")  # whole experts over the TP ranks (every EP case here has EP = TP)
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode not in (0, 1):
         fail(f"{case['id']}: {' '.join(cmd)} exited {out.returncode}: {out.stderr.strip()}")

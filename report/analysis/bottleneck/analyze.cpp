@@ -20,6 +20,16 @@ namespace interprobe::bottleneck {
 
 namespace {
 
+// EP's price is the busiest rank's: say how much above the mean that is at the first batch.
+std::string expert_parallel_note(const WorkloadRequest& rq) {
+  auto step = workload::decode_step(rq.model, {rq.tp, rq.batches.front(), rq.context_tokens, 2, true});
+  double mean = step.experts_touched_per_moe_layer / static_cast<double>(rq.tp);
+  return fmt::format("experts by expert parallelism over {} ranks (--ep): at batch {} the busiest rank runs {:.1f} whole "
+                     "experts per MoE layer against a mean of {:.1f} (routing taken as independent and uniform; a "
+                     "load balancer such as EPLB narrows the gap), and the step waits for it",
+                     rq.tp, rq.batches.front(), step.expert_instances_per_moe_layer, mean);
+}
+
 using report::StepCategory;
 
 // Above this share of an observed step left unexplained, the model cannot say what limits it.
@@ -76,7 +86,7 @@ std::string lever_for(StepCategory c, bool target_p2p_missing, const report::Bat
 std::optional<std::int64_t> gemm_overtakes(const workload::ModelConfig& model, const WorkloadRequest& rq,
                                            const PriceSource& prices) {
   for (std::int64_t batch = 1; batch <= 4096; batch *= 2) {
-    workload::StepParams p{rq.tp, batch, rq.context_tokens, 2};
+    workload::StepParams p{rq.tp, batch, rq.context_tokens, 2, rq.expert_parallel};
     auto step = workload::decode_step(model, p);
     auto b = to_batch(step, price_step(step, prices));
     if (!b.categories[0].time_us || !b.categories[2].time_us) return std::nullopt;
@@ -191,7 +201,7 @@ void judge(report::WorkloadEstimate& w, bool target_p2p_missing, bool host_price
 // the report's GPUs, else from the assumed GPU's datasheet.
 void check_memory_fit(const report::Report& r, const WorkloadRequest& rq, const GpuSpec* assumed_gpu,
                       report::WorkloadEstimate& w) {
-  double weights = workload::decode_step(rq.model, {rq.tp, 1 << 20, 0, 2}).weight_bytes();
+  double weights = workload::decode_step(rq.model, {rq.tp, 1 << 20, 0, 2, rq.expert_parallel}).weight_bytes();
   std::optional<double> memory;
   std::string whose;
   if (r.topology && !r.topology->gpus.empty() && r.topology->gpus.front().memory_bytes) {
@@ -282,7 +292,7 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   for (std::int64_t batch : batches) {
-    workload::StepParams p{rq.tp, batch, rq.context_tokens, 2};
+    workload::StepParams p{rq.tp, batch, rq.context_tokens, 2, rq.expert_parallel};
     auto step = workload::decode_step(rq.model, p);
     std::optional<double> observed;
     for (const auto& o : rq.observed)
@@ -302,6 +312,7 @@ report::WorkloadEstimate estimate_workload(const report::Report& report, const W
     for (const auto& scenario : step_scenarios()) scenario.apply(context, *b, w.what_ifs);
   }
   if (rq.tp == 1) w.notes.push_back("TP 1: no all-reduces; run under `mpirun -np N` or on N GPUs to rank communication");
+  if (rq.expert_parallel) w.notes.push_back(expert_parallel_note(rq));
   bool gpus = report.topology && !report.topology->gpus.empty();
   bool host_priced = report.compute && std::none_of(report.compute->engines.begin(), report.compute->engines.end(),
                                                     [](const report::ComputeEngineResult& e) {

@@ -22,6 +22,7 @@ struct WorkloadRequest {
   workload::ModelConfig model;
   std::string config;  // the file it came from, as given
   std::int64_t tp = 1;
+  bool expert_parallel = false;  // --ep: whole experts over the TP ranks
   std::vector<std::int64_t> batches{1, 8, 64};
   std::int64_t context_tokens = 4096;
   std::vector<Observation> observed;

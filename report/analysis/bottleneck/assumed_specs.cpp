@@ -56,16 +56,22 @@ constexpr std::array<EngineSpec, 3> kEngines{{
 }};
 
 // reference: 70-90% of datasheet bandwidth for large streaming reads; skinny GEMMs at decode
-// sizes grade against memory; grouped expert GEMMs with a few tokens per expert reach less
-// (aiconfigurator's known MoE misses); ~80% of dense peak at large GEMMs (790 of 989 TFLOP/s
-// bf16 on H100), less for decode shapes; a kernel replayed from a CUDA graph still costs its
-// launch on the device and its ramp (about 2 us, assumed). An eager engine pays, per kernel, the
-// framework's dispatch on the host as well as the launch: PyTorch's Python -> pybind11 ->
-// dispatcher -> backend -> cudaLaunchKernel path costs about 5-25 us of CPU per op (J. Lin, "From
-// PyTorch op to kernel launch", GPU kernel serving lesson 18); 10 us assumed, and on 8 SM120 GPUs
-// SGLang measured a 2.4x slower decode step eager than under graphs (sgl-project/sglang PR 24047:
-// 240 vs 97.5 ms per token for DeepSeek-V4-Flash at batch 1).
-constexpr DecodeEfficiency kEfficiency{0.80, 0.6, 0.7, 2.0, 10.0};
+// sizes grade against memory. A grouped expert GEMM (vLLM's and SGLang's fused_moe: every touched
+// expert of a layer in one launch) reads its experts' weights at that bandwidth and pays a fixed
+// cost per launch, whatever the number of experts: vLLM's benchmark_moe on one H100 (PR 24700,
+// Qwen3-30B-A3B, per-tensor fp8_w8a8, tuned configs) times the whole expert block at 40.4, 118.6
+// and 237.3 us for 1, 8 and 64 tokens, which is 8, 51.6 and 125.9 experts' bytes (4.72 MB each)
+// at 80% of 3,350 GB/s (14, 91 and 222 us) plus about 26, 28 and 16 us; that block is two grouped
+// GEMMs and three small kernels (align, activation, sum, priced at 2 us each below), so 10 us per
+// grouped GEMM. ~80% of dense peak at large GEMMs (790 of 989 TFLOP/s bf16 on H100), less for decode
+// shapes; a kernel replayed from a CUDA graph still costs its launch on the device and its ramp
+// (about 2 us, assumed). An eager engine pays, per kernel, the framework's dispatch on the host as
+// well as the launch: PyTorch's Python -> pybind11 -> dispatcher -> backend -> cudaLaunchKernel
+// path costs about 5-25 us of CPU per op (J. Lin, "From PyTorch op to kernel launch", GPU kernel
+// serving lesson 18); 10 us assumed, and on 8 SM120 GPUs SGLang measured a 2.4x slower decode step
+// eager than under graphs (sgl-project/sglang PR 24047: 240 vs 97.5 ms per token for
+// DeepSeek-V4-Flash at batch 1).
+constexpr DecodeEfficiency kEfficiency{0.80, 10.0, 0.7, 2.0, 10.0};
 
 template <typename Table>
 auto find_in(const Table& table, std::string_view key) -> decltype(&table[0]) {
@@ -163,17 +169,20 @@ double AssumedPrices::achieved_gbps() const { return target_.gpu->memory_gbps * 
 std::optional<Price> AssumedPrices::gemm(const workload::GemmOp& op) const {
   if (use_.compute)
     if (auto p = measured_.gemm(op)) return p;
-  // One instance: its weights, its bf16 activations in and out. Grouped expert GEMMs with
-  // quantized weights dequantize tile by tile at decode sizes and run no faster than bf16 ones
-  // (ML.ENERGY's Qwen3-235B-A22B: FP8 slower than BF16 on the same 8 H100s): priced at 2 bytes.
-  bool grouped_expert = op.name.find("experts.") != std::string::npos;
-  double weight_bytes = grouped_expert ? std::max(2.0, workload::bytes_per_weight(op.dtype))
-                                       : workload::bytes_per_weight(op.dtype);
+  // One instance: its weights, its bf16 activations in and out. A grouped expert GEMM adds its
+  // launch's fixed cost, spread over the experts that launch runs; quantized experts (every MoE
+  // checkpoint we model scales them in blocks: DeepSeek's and Qwen3's FP8 per 128x128, NVFP4 per
+  // 16) dequantize tile by tile at decode sizes and run no faster than bf16 ones (ML.ENERGY's
+  // Qwen3-235B-A22B: FP8 slower than BF16 on the same 8 H100s): priced at 2 bytes.
+  const bool grouped = op.grouped_experts();
+  const double weight_bytes = grouped ? std::max(2.0, workload::bytes_per_weight(op.dtype))
+                                      : workload::bytes_per_weight(op.dtype);
   double bytes = static_cast<double>(op.n) * static_cast<double>(op.k) * weight_bytes +
                  2.0 * static_cast<double>(op.m) * static_cast<double>(op.k + op.n);
-  double gbps = achieved_gbps() * (grouped_expert ? kEfficiency.grouped_moe : 1.0);
+  double launch_share_us = grouped && op.count > 0 ? kEfficiency.grouped_gemm_us * op.kernels / op.count : 0;
   double flops = 2.0 * static_cast<double>(op.m) * static_cast<double>(op.n) * static_cast<double>(op.k);
-  double us = std::max(bytes / (gbps * 1e9), flops / (peak_tflops(op.dtype) * kEfficiency.compute * 1e12)) * 1e6;
+  double us = std::max(bytes / (achieved_gbps() * 1e9), flops / (peak_tflops(op.dtype) * kEfficiency.compute * 1e12)) * 1e6 +
+              launch_share_us;
   return Price{us, Provenance::assumed};
 }
 

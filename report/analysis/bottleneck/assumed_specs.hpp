@@ -67,7 +67,7 @@ AssumedTarget parse_assume(const std::string& text);
 // The efficiencies a decode step reaches on a GPU nobody measured here (each assumed; see .cpp).
 struct DecodeEfficiency {
   double memory = 0;       // achieved / datasheet bandwidth for streamed weights and KV
-  double grouped_moe = 0;  // extra factor for grouped expert GEMMs with few tokens per expert
+  double grouped_gemm_us = 0;  // fixed cost of one grouped expert GEMM launch, however many experts it runs
   double compute = 0;      // achieved / peak tensor throughput for compute-bound GEMMs
   double kernel_graph_us = 0;  // fixed cost per kernel replayed from a CUDA graph
   double kernel_eager_us = 0;  // host cost per kernel of an eager (PyTorch) engine: dispatch + launch

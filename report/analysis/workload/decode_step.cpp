@@ -1,8 +1,10 @@
 #include "report/analysis/workload/decode_step.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -41,6 +43,9 @@ class StepBuilder {
     if (!model.mla && model.kv_heads % p_.tp != 0 && p_.tp % model.kv_heads != 0)
       throw InputError(fmt::format("{}: --tp {} and num_key_value_heads {} neither divide the other", model.label, p_.tp,
                                    model.kv_heads));
+    if (p_.expert_parallel && (!model.moe || model.moe->routed_experts % p_.tp != 0))
+      throw InputError(fmt::format("{}: --ep needs an MoE model whose routed experts divide among --tp {} ranks", model.label,
+                                   p_.tp));
     heads_ = model.heads / p_.tp;
     // Fewer KV heads than ranks: each rank keeps a replica of one (vLLM's rule).
     kv_heads_ = std::max<std::int64_t>(1, model.kv_heads / p_.tp);
@@ -98,6 +103,7 @@ class StepBuilder {
     auto key = std::make_tuple(order_of(name), name, m, n, k, static_cast<int>(d));
     auto it = merged_.try_emplace(key, GemmOp{name, m, n, k, 0.0, d}).first;
     it->second.count += count;
+    it->second.kernels += it->second.grouped_experts() ? 1.0 : count;
   }
   // Keeps the step's GEMMs in the order a layer runs them.
   std::size_t order_of(const std::string& name) {
@@ -152,9 +158,13 @@ class StepBuilder {
     // Each touched expert multiplies the tokens routed to it: t·k/A(t) on average, rounded up.
     auto per_expert = static_cast<std::int64_t>(std::ceil(static_cast<double>(mul(t, e.experts_per_token)) / touched - 1e-9));
     std::string experts = model_.model_type == "mixtral" ? "block_sparse_moe.experts.0" : "mlp.experts.0";
-    std::int64_t per_rank = ceil_div(e.expert_intermediate, p_.tp);
-    gemm("mlp.experts.gate_up_proj", prefix + experts + ".gate_proj", per_expert, mul(2, per_rank), model_.hidden, touched);
-    gemm("mlp.experts.down_proj", prefix + experts + ".down_proj", per_expert, model_.hidden, per_rank, touched);
+    // TP: every rank holds a 1/tp slice of every expert. EP: whole experts, and the step waits
+    // for the rank that drew the most of the touched ones.
+    std::int64_t per_rank = p_.expert_parallel ? e.expert_intermediate : ceil_div(e.expert_intermediate, p_.tp);
+    double instances = p_.expert_parallel ? busiest_rank_experts(e.routed_experts, p_.tp, touched) : touched;
+    step_.expert_instances_per_moe_layer = instances;
+    gemm("mlp.experts.gate_up_proj", prefix + experts + ".gate_proj", per_expert, mul(2, per_rank), model_.hidden, instances);
+    gemm("mlp.experts.down_proj", prefix + experts + ".down_proj", per_expert, model_.hidden, per_rank, instances);
     kernels_ += 3;  // router + two grouped expert GEMMs
     if (e.shared_experts > 0) dense_mlp(prefix, "mlp.shared_experts", mul(e.shared_experts, e.expert_intermediate));
   }
@@ -231,6 +241,24 @@ double experts_touched(std::int64_t experts, std::int64_t top_k, std::int64_t to
   if (experts <= 0) return 0;
   double miss = 1.0 - static_cast<double>(top_k) / static_cast<double>(experts);
   return static_cast<double>(experts) * (1.0 - std::pow(miss, static_cast<double>(tokens)));
+}
+
+double busiest_rank_experts(std::int64_t experts, std::int64_t ranks, double touched) {
+  if (ranks <= 1 || experts <= 0) return touched;
+  const std::int64_t held = experts / ranks;
+  const double p = std::clamp(touched / static_cast<double>(experts), 0.0, 1.0);
+  // Binomial(held, p) per rank; E[max of `ranks` of them] = sum over k >= 1 of P(max >= k).
+  std::vector<double> cdf(static_cast<std::size_t>(held) + 1);
+  double pmf = std::pow(1.0 - p, static_cast<double>(held)), sum = 0;
+  for (std::int64_t k = 0; k <= held; ++k) {
+    sum += pmf;
+    cdf[static_cast<std::size_t>(k)] = std::min(sum, 1.0);
+    if (p < 1.0) pmf *= static_cast<double>(held - k) / static_cast<double>(k + 1) * p / (1.0 - p);
+  }
+  double expected = 0;
+  for (std::int64_t k = 1; k <= held; ++k)
+    expected += 1.0 - std::pow(cdf[static_cast<std::size_t>(k - 1)], static_cast<double>(ranks));
+  return expected;
 }
 
 DecodeStep decode_step(const ModelConfig& model, const StepParams& params) { return StepBuilder(model, params).build(); }

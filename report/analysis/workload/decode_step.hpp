@@ -16,6 +16,8 @@ struct StepParams {
   std::int64_t batch = 1;              // sequences decoding together: tokens per step
   std::int64_t context_tokens = 4096;  // cached tokens each sequence attends to
   std::int64_t activation_bytes = 2;   // bf16 activations and KV cache
+  // Experts spread whole over the TP ranks (EP = TP) instead of each expert split by TP.
+  bool expert_parallel = false;
 };
 
 // Y[m×n] = X[m×k]·Wᵀ on one rank, `count` times per step (layers × experts touched; fractional
@@ -27,7 +29,11 @@ struct GemmOp {
   std::int64_t k = 0;
   double count = 0;
   WeightDtype dtype = WeightDtype::bf16;
+  // Kernel launches over all instances: `count` for a plain GEMM, one per MoE layer for a grouped
+  // expert GEMM (every touched expert of the layer in one launch).
+  double kernels = 0;
 
+  bool grouped_experts() const { return name.find("experts.") != std::string::npos; }
   double weight_bytes() const;  // all instances
   double flops() const;         // all instances
 };
@@ -52,6 +58,9 @@ struct DecodeStep {
   std::vector<CollectiveOp> collectives;
   std::vector<CacheReadOp> cache_reads;
   double experts_touched_per_moe_layer = 0;  // MoE only: E·[1 − (1 − k/E)^t]
+  // MoE only: expert GEMM instances one rank runs per layer (TP: every touched expert's slice; EP:
+  // the busiest rank's whole experts).
+  double expert_instances_per_moe_layer = 0;
   std::int64_t kernels_estimated = 0;        // launches per rank per step, an estimate (see .cpp)
   std::vector<std::string> notes;            // what the model leaves out
 
@@ -74,6 +83,11 @@ struct WeightShape {
   std::int64_t k = 0;
   WeightDtype dtype = WeightDtype::bf16;
 };
+// The expected number of touched experts on the busiest of `ranks` ranks holding experts/ranks
+// whole experts each, `touched` experts touched in all (each expert independently): the rank an
+// expert-parallel step waits for.
+double busiest_rank_experts(std::int64_t experts, std::int64_t ranks, double touched);
+
 std::vector<WeightShape> weight_shapes(const ModelConfig& model, std::int64_t tp);
 
 }  // namespace interprobe::workload

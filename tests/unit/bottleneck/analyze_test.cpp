@@ -12,6 +12,8 @@
 #include <string>
 
 #include "report/analysis/bottleneck/analyze.hpp"
+#include "report/analysis/bottleneck/assumed_specs.hpp"
+#include "report/analysis/workload/decode_step.hpp"
 #include "report/analysis/bottleneck/report_prices.hpp"
 #include "report/analysis/bottleneck/step_what_ifs.hpp"
 #include "model/json.hpp"
@@ -542,4 +544,29 @@ TEST(StepScenarios, EachNamedChangeAddsOnlyWhatItNamesAndTheVerdictIsTheList) {
   // The verdict's what-ifs begin with batch 1's, as the list gives them.
   ASSERT_GE(w.what_ifs.size(), all.size());
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(w.what_ifs[i].change, all[i].change) << i;
+}
+
+// A grouped expert GEMM (every touched expert of a layer in one launch) pays a fixed cost per launch
+// on top of its experts' bytes: the same 10 us whether it runs 8 experts or 50; a dense GEMM pays
+// none (its launch is in the kernel count).
+TEST(AssumedPrices, AGroupedExpertGemmPaysItsLaunchOncePerLayerNotPerExpert) {
+  report::Report empty;
+  bn::ReportPrices measured(empty);
+  auto prices = bn::assumed_prices(measured, "gpu=h100-sxm");
+  const double launch_us = bn::assumed_efficiency().grouped_gemm_us;
+  ASSERT_GT(launch_us, 0);
+  const double gbps = 3350 * bn::assumed_efficiency().memory;
+  for (double experts : {8.0, 51.6}) {
+    interprobe::workload::GemmOp g{"mlp.experts.down_proj", 1, 2048, 768, experts * 48, interprobe::workload::WeightDtype::bf16};
+    g.kernels = 48;  // one launch per MoE layer
+    auto p = prices->gemm(g);
+    ASSERT_TRUE(p);
+    double bytes = 2048.0 * 768 * 2 + 2.0 * (2048 + 768);
+    EXPECT_NEAR(p->us * g.count, bytes / (gbps * 1e3) * g.count + launch_us * 48, 1e-6) << experts;
+  }
+  interprobe::workload::GemmOp dense{"self_attn.o_proj", 1, 2048, 768, 48, interprobe::workload::WeightDtype::bf16};
+  dense.kernels = 48;
+  auto p = prices->gemm(dense);
+  ASSERT_TRUE(p);
+  EXPECT_NEAR(p->us, (2048.0 * 768 * 2 + 2.0 * (2048 + 768)) / (gbps * 1e3), 1e-9);
 }

@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
@@ -222,4 +224,51 @@ TEST(Workload, HfQuantConfigBesideConfigJsonApplies) {
   EXPECT_EQ(m.dtype_of("model.layers.1.mlp.down_proj"), WeightDtype::nvfp4);
   EXPECT_EQ(m.dtype_of("model.layers.0.mlp.down_proj"), WeightDtype::bf16);
   EXPECT_EQ(m.name, "meta-llama/Llama-3.1-70B-Instruct");  // _name_or_path wins over the folder name
+}
+
+// Expert parallelism: each rank holds whole experts, and the step waits for the rank that drew the
+// most of the touched ones. The expectation is checked against a direct simulation of independent
+// routing (each expert touched with probability touched / E), with a fixed seed.
+TEST(Workload, ExpertParallelWaitsForTheBusiestRank) {
+  EXPECT_DOUBLE_EQ(busiest_rank_experts(128, 1, 51.6), 51.6);  // one rank: nothing to balance
+  EXPECT_NEAR(busiest_rank_experts(128, 8, 128.0), 16.0, 1e-9);  // every expert touched: each rank's 16
+  EXPECT_NEAR(busiest_rank_experts(128, 8, 0.0), 0.0, 1e-12);
+  const double touched = 51.6;  // Qwen3-235B-A22B (128 experts, top 8) at 8 tokens
+  const double expected = busiest_rank_experts(128, 8, touched);
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  auto uniform = [&] {  // splitmix64
+    state += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+  };
+  double sum = 0;
+  const int trials = 20000;
+  for (int t = 0; t < trials; ++t) {
+    int busiest = 0;
+    for (int rank = 0; rank < 8; ++rank) {
+      int mine = 0;
+      for (int e = 0; e < 16; ++e) mine += uniform() < touched / 128 ? 1 : 0;
+      busiest = std::max(busiest, mine);
+    }
+    sum += busiest;
+  }
+  EXPECT_NEAR(expected, sum / trials, 0.05 * expected);
+  EXPECT_GT(expected, 1.4 * touched / 8);  // well above the mean of 6.45: the price EP pays
+
+  // The step: TP slices every touched expert by 8; EP runs the busiest rank's whole experts.
+  auto dsv3 = example("deepseek-v3.json");
+  auto tp = decode_step(dsv3, {8, 8, 1024, 2});
+  auto ep = decode_step(dsv3, {8, 8, 1024, 2, true});
+  EXPECT_NEAR(tp.expert_instances_per_moe_layer, tp.experts_touched_per_moe_layer, 1e-12);
+  EXPECT_NEAR(ep.expert_instances_per_moe_layer, busiest_rank_experts(256, 8, ep.experts_touched_per_moe_layer), 1e-12);
+  const auto& tp_down = op(tp, "mlp.experts.down_proj");
+  const auto& ep_down = op(ep, "mlp.experts.down_proj");
+  EXPECT_EQ(tp_down.k * 8, ep_down.k);  // whole experts: the full intermediate
+  EXPECT_GT(ep_down.weight_bytes(), tp_down.weight_bytes());
+  // One grouped launch per MoE layer whatever the experts; a dense GEMM launches once per instance.
+  EXPECT_DOUBLE_EQ(ep_down.kernels, 58);
+  EXPECT_DOUBLE_EQ(op(tp, "self_attn.o_proj").kernels, op(tp, "self_attn.o_proj").count);
+  EXPECT_THROW(decode_step(example("llama-3.1-70b.json"), {8, 1, 1024, 2, true}), interprobe::InputError);
 }
