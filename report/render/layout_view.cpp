@@ -26,7 +26,8 @@ std::vector<Table> layout_tables(const report::WorkloadEstimate& w) {
   if (w.layouts.empty()) return {};
   Table t;
   t.caption = "layout what-if: memory per GPU (weights + KV cache at the batch and context, against 90% of the GPU's memory), "
-              "the step's reads (weights and KV one GPU reads) plus its collectives, not overlapped; GEMM compute and launches "
+              "the step's reads (weights and KV one GPU reads; under EP the GPU that drew the most touched experts) plus its "
+              "collectives, not overlapped; GEMM compute and launches "
               "are left out, the same in every layout";
   t.header = {"batch", "layout", "weights/GPU", "KV/GPU", "fits", "reads ms", "comm ms", "step ms", "tokens/s", "limited by", "how"};
   t.align = {Align::right, Align::left, Align::right, Align::right, Align::left, Align::right,

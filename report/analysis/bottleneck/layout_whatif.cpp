@@ -96,7 +96,14 @@ report::LayoutOption price_layout(const report::Report& report, const WorkloadRe
   }
 
   o.provenance = Provenance::measured;
-  const double read_bytes = dense_bytes + expert_read_bytes / static_cast<double>(gpus) + o.kv_bytes_per_gpu;
+  // EP: the step waits for the expert group that drew the most touched experts (TP alone spreads
+  // every touched expert evenly).
+  const double touched = whole.experts_touched_per_moe_layer;
+  const double imbalance = l.expert_ep > 1 && touched > 0
+                               ? workload::busiest_rank_experts(moe.routed_experts, l.expert_ep, touched) /
+                                     (touched / static_cast<double>(l.expert_ep))
+                               : 1.0;
+  const double read_bytes = dense_bytes + expert_read_bytes / static_cast<double>(gpus) * imbalance + o.kv_bytes_per_gpu;
   if (auto read = prices.stream_read(read_bytes)) {
     o.memory_read_us = read->us;
     o.provenance = worst(o.provenance, read->provenance);

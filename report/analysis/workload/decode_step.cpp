@@ -245,7 +245,8 @@ double experts_touched(std::int64_t experts, std::int64_t top_k, std::int64_t to
 
 double busiest_rank_experts(std::int64_t experts, std::int64_t ranks, double touched) {
   if (ranks <= 1 || experts <= 0) return touched;
-  const std::int64_t held = experts / ranks;
+  // Ranks that do not divide the experts: the busiest holds the larger share.
+  const std::int64_t held = ceil_div(experts, ranks);
   const double p = std::clamp(touched / static_cast<double>(experts), 0.0, 1.0);
   // Binomial(held, p) per rank; E[max of `ranks` of them] = sum over k >= 1 of P(max >= k).
   std::vector<double> cdf(static_cast<std::size_t>(held) + 1);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "report/analysis/bottleneck/layout_whatif.hpp"
+#include "report/analysis/workload/decode_step.hpp"
 #include "report/analysis/workload/model_config.hpp"
 #include "model/json.hpp"
 
@@ -141,4 +142,23 @@ TEST(LayoutWhatIf, MixtralHasEightExpertsForEightGpusAndADenseModelHasNoLayouts)
   EXPECT_NO_THROW(find(mixtral, "TP8", 8));
   for (const auto& o : mixtral) EXPECT_FALSE(o.over_by_bytes) << o.name;  // 47 B parameters in bf16 over 8 GPUs
   EXPECT_TRUE(bn::layout_what_if(seed_report(), request("llama-3.1-70b.json"), assume_rtx_pro_6000()).empty());
+}
+
+// Under EP the step waits for the GPU that drew the most touched experts: at batch 1 (8 of 256
+// experts touched, a mean of one per GPU) the busiest of 8 GPUs draws about 2.5, so attention TP8 +
+// experts EP8 reads more than TP8 (same attention, same expert share stored); at batch 64 (222 of
+// 256 touched, 27.8 per GPU of 32) the busiest is close to the mean and the two nearly meet.
+TEST(LayoutWhatIf, ExpertParallelReadsTheBusiestGpusExperts) {
+  const auto layouts = bn::layout_what_if(seed_report(), request("glm-5-nvfp4.json"), assume_rtx_pro_6000());
+  const double expert_bytes = 3.0 * 6144 * 2048 * 0.5625;  // one whole NVFP4 expert
+  const double gbps = 1792e9 * 0.8;                          // the assumed RTX PRO 6000 read rate
+  const double tp_b1 = *find(layouts, "TP8", 1).memory_read_us, ep_b1 = *find(layouts, "attention TP8 + experts EP8", 1).memory_read_us;
+  const double busiest_b1 = workload::busiest_rank_experts(256, 8, 8.0);
+  EXPECT_NEAR(busiest_b1, 2.54, 0.02);
+  // The difference is the busiest GPU's extra experts over the mean one, in all 75 MoE layers.
+  EXPECT_NEAR(ep_b1 - tp_b1, (busiest_b1 - 1.0) * expert_bytes * 75 / gbps * 1e6, 0.01 * (ep_b1 - tp_b1));
+  const double tp_b64 = *find(layouts, "TP8", 64).memory_read_us, ep_b64 = *find(layouts, "attention TP8 + experts EP8", 64).memory_read_us;
+  EXPECT_GT(ep_b64, tp_b64);
+  EXPECT_LT(ep_b64 / tp_b64, 1.1);
+  EXPECT_GT(ep_b1 / tp_b1, 1.2);
 }
