@@ -59,6 +59,8 @@ TEST(AnalyzeCli, BadInputExitsTwoNamingWhatIsWrong) {
       {{"analyze", kSeed, "--model", (dir / "nokey.json").string()}, "num_hidden_layers"},
       {{"analyze", kSeed, "--model", (dir / "missing.json").string()}, "missing.json"},
       {{"analyze", kSeed, "--model", kModels + "llama-3.1-70b.json", "--tp", "3"}, "--tp 3"},
+      {{"analyze", kSeed, "--model", kModels + "llama-3.1-70b.json", "--tp", "8", "--ep"}, "--ep needs an MoE model"},
+      {{"analyze", kSeed, "--model", kModels + "mixtral-8x7b.json", "--tp", "16", "--ep"}, "divide among --tp 16"},
       {{"analyze", kSeed, "--assume", "gpu=tpu-v5"}, "tpu-v5"},
       {{"analyze", kSeed, "--assume", "h100"}, "gpu=NAME"},
       {{"analyze", kSeed, "--assume", "gpu=h100-sxm,link=infiniband"}, "link='infiniband'"},
