@@ -138,9 +138,12 @@ AssumedTarget parse_assume(const std::string& text) {
 }
 
 std::string AssumedTarget::describe() const {
-  return fmt::format("{} ({:.0f} GB/s datasheet, {:.0f}% achieved assumed; {}); interconnect {} ({:.0f} us small "
+  return fmt::format("{} ({:.0f} GB/s datasheet, {:.0f}% achieved assumed; {}); grouped expert GEMMs {:.0f} us a launch "
+                     "beside their bytes, quantized experts read as 2 bytes a weight (vLLM benchmark_moe and block-FP8 "
+                     "GEMM timings, assumed); interconnect {} ({:.0f} us small "
                      "all-reduce, {:.0f} GB/s busbw; {}); engine {} ({:.0f} us host per step{}; {}); {}",
-                     gpu->name, gpu->memory_gbps, 100 * kEfficiency.memory, gpu->basis, link->name, link->latency_us,
+                     gpu->name, gpu->memory_gbps, 100 * kEfficiency.memory, gpu->basis, kEfficiency.grouped_gemm_us,
+                     link->name, link->latency_us,
                      link->busbw_gbps, link->basis, engine->key, host_step_us.value_or(engine->host_step_us),
                      host_step_us ? ", given" : "", engine->basis,
                      cuda_graphs ? fmt::format("CUDA graphs on ({:.1f} us per kernel, assumed)", kEfficiency.kernel_graph_us)
