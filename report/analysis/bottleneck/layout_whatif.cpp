@@ -61,6 +61,15 @@ void add_collective(report::LayoutOption& o, std::string purpose, const char* co
   o.collectives.push_back(std::move(c));
 }
 
+// The expert bytes one GPU reads per step: 1/gpus of the touched experts' under TP, which spreads
+// every touched expert evenly; under EP the step waits for the expert group that drew the most.
+double expert_bytes_read_per_gpu(double expert_read_bytes, double touched, std::int64_t experts, const Layout& l,
+                                 std::int64_t gpus) {
+  const double mean = expert_read_bytes / static_cast<double>(gpus);
+  if (l.expert_ep <= 1 || touched <= 0) return mean;
+  return mean * workload::busiest_rank_experts(experts, l.expert_ep, touched) / (touched / static_cast<double>(l.expert_ep));
+}
+
 report::LayoutOption price_layout(const report::Report& report, const WorkloadRequest& rq, const PriceSource& prices,
                                   const Layout& l, std::int64_t gpus, std::int64_t batch) {
   const auto& model = rq.model;
@@ -96,14 +105,9 @@ report::LayoutOption price_layout(const report::Report& report, const WorkloadRe
   }
 
   o.provenance = Provenance::measured;
-  // EP: the step waits for the expert group that drew the most touched experts (TP alone spreads
-  // every touched expert evenly).
-  const double touched = whole.experts_touched_per_moe_layer;
-  const double imbalance = l.expert_ep > 1 && touched > 0
-                               ? workload::busiest_rank_experts(moe.routed_experts, l.expert_ep, touched) /
-                                     (touched / static_cast<double>(l.expert_ep))
-                               : 1.0;
-  const double read_bytes = dense_bytes + expert_read_bytes / static_cast<double>(gpus) * imbalance + o.kv_bytes_per_gpu;
+  const double read_bytes = dense_bytes + expert_bytes_read_per_gpu(expert_read_bytes, whole.experts_touched_per_moe_layer,
+                                                                     moe.routed_experts, l, gpus) +
+                            o.kv_bytes_per_gpu;
   if (auto read = prices.stream_read(read_bytes)) {
     o.memory_read_us = read->us;
     o.provenance = worst(o.provenance, read->provenance);
